@@ -1,0 +1,182 @@
+"""A dual encoder over any Hugging Face encoder: query and document towers, shared or separate.
+
+Saved folders round-trip exactly (safetensors weights, tokenizer and a small
+``dual_encoder.json``), and every tower folder is also a sentence-transformers model:
+``SentenceTransformer(path)`` for a shared encoder, ``SentenceTransformer(path/"query_encoder")``
+and ``path/"document_encoder"`` for separate ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from models.packaged import resolve_model_name
+from models.pooling import POOLING_MODES, pool
+
+CONFIG_NAME = "dual_encoder.json"
+SIDES = ("query", "document")
+
+
+@dataclass
+class DualEncoderConfig:
+    """Everything besides the weights that inference needs to match training."""
+
+    base_model: str = "packaged:minilm"
+    shared: bool = True
+    pooling: str = "mean"
+    normalize: bool = True
+    temperature: float = 0.05
+    max_query_length: int = 64
+    max_document_length: int = 256
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLING_MODES:
+            raise ValueError(f"unknown pooling {self.pooling!r}; choose from {POOLING_MODES}")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DualEncoderConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown dual encoder settings {sorted(unknown)}")
+        return cls(**d)
+
+
+class DualEncoder(nn.Module):
+    """Maps queries and documents (tables, cells, utterances) into one vector space."""
+
+    def __init__(self, query_model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
+                 config: DualEncoderConfig, document_model: PreTrainedModel | None = None):
+        super().__init__()
+        if config.shared != (document_model is None):
+            raise ValueError("a shared dual encoder takes one model; a separate one takes two")
+        self.config = config
+        self.tokenizer = tokenizer
+        self.query_model = query_model
+        self.document_model = document_model
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_backbone(cls, name_or_path: str, **settings) -> DualEncoder:
+        """A fresh dual encoder from a backbone (hub name, folder, or ``packaged:minilm``)."""
+        config = DualEncoderConfig(base_model=name_or_path, **settings)
+        path = resolve_model_name(name_or_path)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        query_model = AutoModel.from_pretrained(path)
+        document_model = None if config.shared else AutoModel.from_pretrained(path)
+        return cls(query_model, tokenizer, config, document_model)
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path) -> DualEncoder:
+        """Load a folder written by :meth:`save_pretrained`."""
+        path = Path(path)
+        if not (path / CONFIG_NAME).is_file():
+            raise FileNotFoundError(f"{path}: not a dual encoder checkpoint (no {CONFIG_NAME})")
+        config = DualEncoderConfig.from_dict(json.loads((path / CONFIG_NAME).read_text()))
+        if config.shared:
+            return cls(AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), config)
+        q, d = path / "query_encoder", path / "document_encoder"
+        return cls(AutoModel.from_pretrained(q), AutoTokenizer.from_pretrained(q), config, AutoModel.from_pretrained(d))
+
+    def save_pretrained(self, path: str | Path) -> None:
+        """Write weights (safetensors), tokenizer, sentence-transformers files and the config."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        if self.config.shared:
+            self._save_tower(self.query_model, path, self.config.max_document_length)
+        else:
+            self._save_tower(self.query_model, path / "query_encoder", self.config.max_query_length)
+            self._save_tower(self.document_model, path / "document_encoder", self.config.max_document_length)
+        (path / CONFIG_NAME).write_text(json.dumps(asdict(self.config), indent=2))
+
+    def _save_tower(self, model: PreTrainedModel, path: Path, max_seq_length: int) -> None:
+        model.save_pretrained(path, safe_serialization=True)
+        self.tokenizer.save_pretrained(path)
+        modules = [
+            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        ]
+        if self.config.normalize:
+            modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
+            (path / "2_Normalize").mkdir(exist_ok=True)
+        (path / "modules.json").write_text(json.dumps(modules, indent=2))
+        (path / "sentence_bert_config.json").write_text(
+            json.dumps({"max_seq_length": max_seq_length, "do_lower_case": False}, indent=2))
+        (path / "1_Pooling").mkdir(exist_ok=True)
+        (path / "1_Pooling" / "config.json").write_text(json.dumps({
+            "word_embedding_dimension": model.config.hidden_size,
+            "pooling_mode_cls_token": self.config.pooling == "cls",
+            "pooling_mode_mean_tokens": self.config.pooling == "mean",
+            "pooling_mode_max_tokens": self.config.pooling == "max",
+            "pooling_mode_mean_sqrt_len_tokens": False,
+        }, indent=2))
+
+    # ---- encoding -----------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        return self.query_model.config.hidden_size
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.query_model.parameters()).device
+
+    @property
+    def identity(self) -> str:
+        """Names this encoder and fingerprints its weights; stored with every index it fills."""
+        h = hashlib.sha1()
+        models = [self.query_model] + ([self.document_model] if self.document_model is not None else [])
+        for model in models:
+            params = list(model.parameters())
+            for p in params[:2] + params[-2:]:
+                h.update(p.detach().float().cpu().numpy().tobytes())
+        return f"{self.config.base_model}|{self.config.pooling}|{h.hexdigest()[:16]}"
+
+    def tokenize(self, texts: list[str], side: str) -> dict[str, torch.Tensor]:
+        """Tokenise texts for one side ("query" or "document"), with that side's prefix and limit."""
+        if side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}")
+        prefix = self.config.query_prefix if side == "query" else self.config.document_prefix
+        max_length = self.config.max_query_length if side == "query" else self.config.max_document_length
+        return self.tokenizer([prefix + t for t in texts], padding=True, truncation=True,
+                              max_length=max_length, return_tensors="pt")
+
+    def forward(self, features: dict[str, torch.Tensor], side: str = "query") -> torch.Tensor:
+        """Embed tokenised texts of one side: (B, T) inputs -> (B, D), with gradients."""
+        model = self.document_model if side == "document" and self.document_model is not None else self.query_model
+        features = {k: v.to(self.device) for k, v in features.items()}
+        out = model(**features).last_hidden_state  # (B, T, D)
+        emb = pool(out, features["attention_mask"], self.config.pooling)
+        return nn.functional.normalize(emb, dim=-1) if self.config.normalize else emb
+
+    def encode(self, texts: list[str], side: str, batch_size: int = 64,
+               show_progress_bar: bool = False) -> np.ndarray:
+        """Embed texts without gradients, length-sorted in batches: (N,) -> (N, D) float32."""
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        was_training = self.training
+        self.eval()
+        with torch.inference_mode():
+            starts = range(0, len(texts), batch_size)
+            for start in tqdm(starts, desc=f"encode {side}s", disable=not show_progress_bar):
+                idx = order[start:start + batch_size]
+                emb = self(self.tokenize([texts[i] for i in idx], side), side)
+                out[idx] = emb.float().cpu().numpy()
+        self.train(was_training)
+        return out
+
+    def encode_queries(self, texts: list[str], batch_size: int = 64, show_progress_bar: bool = False) -> np.ndarray:
+        return self.encode(texts, "query", batch_size, show_progress_bar)
+
+    def encode_documents(self, texts: list[str], batch_size: int = 64, show_progress_bar: bool = False) -> np.ndarray:
+        return self.encode(texts, "document", batch_size, show_progress_bar)

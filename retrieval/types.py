@@ -1,0 +1,69 @@
+"""Shared data types: a table, a cell, a turn, a conversation.
+
+Every reader (OTT-QA, HybriDialogue, conversation logs) produces these, and every
+retriever, tracker and evaluation consumes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text and the pages it links to (e.g. "/wiki/Page")."""
+
+    text: str
+    links: tuple[str, ...] = ()
+
+
+@dataclass
+class Table:
+    """A table with its context (title, section, intro) and rows of cells.
+
+    ``rows`` may be ragged in raw data; readers keep them as they are and the
+    consumers decide (see :meth:`cell`).
+    """
+
+    uid: str
+    title: str
+    header: list[str]
+    rows: list[list[Cell]]
+    section_title: str = ""
+    section_text: str = ""
+    intro: str = ""
+    split: str | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    @property
+    def n_cols(self) -> int:
+        return max([len(self.header)] + [len(r) for r in self.rows])
+
+    def cell(self, row: int, col: int) -> Cell | None:
+        """The cell at (row, col), or None when the position lies outside the table."""
+        if 0 <= row < len(self.rows) and 0 <= col < len(self.rows[row]):
+            return self.rows[row][col]
+        return None
+
+
+@dataclass
+class Turn:
+    """One turn of a conversation: a query, its reference answer and the answer's cells."""
+
+    turn_id: str
+    query: str
+    answer: str | None = None
+    table_id: str | None = None
+    targets: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
+class Conversation:
+    """A conversation about one table; the first turn must find the table."""
+
+    conv_id: str
+    table_id: str
+    turns: list[Turn]

@@ -1,0 +1,41 @@
+"""Shared fixtures: tiny encoders built in code, small tables, the data folder when present."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def tiny_backbone_folder(path: Path, seed: int = 0) -> Path:
+    """Write a 2-layer, 32-wide BERT with the packaged MiniLM tokenizer to ``path``."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from models.packaged import default_encoder_path
+
+    torch.manual_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(default_encoder_path())
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=256)
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_backbone(tmp_path_factory) -> str:
+    return str(tiny_backbone_folder(tmp_path_factory.mktemp("tiny_bert")))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not (DATA_DIR / "ottqa").is_dir():
+        pytest.skip("../shared/data is not present")
+    return DATA_DIR

@@ -1,0 +1,102 @@
+"""Train the Dense Table Retriever (cTBLS stage 1) with accelerate.
+
+    accelerate launch train/dtr.py --config configs/dtr.yaml
+    accelerate launch --cpu train/dtr.py --config configs/dtr.yaml --output_dir runs/x --num_train_epochs 1
+    accelerate launch --num_processes 2 train/dtr.py --config configs/dtr_roberta.yaml
+    accelerate launch train/dtr.py --config configs/dtr.yaml --resume_from_checkpoint latest
+
+Pairs: (question, its table's text) for the questions of the train split's tables, plus
+optional self-supervised (pseudo-query, table) pairs from tables outside val and test.
+Validation: MRR@10 of the val split's questions over the val tables plus distractors.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from eval.metrics import ranking_metrics  # noqa: E402
+from models.dual_encoder import DualEncoder  # noqa: E402
+from models.losses import InBatchContrastiveLoss  # noqa: E402
+from retrieval.benchmark import table_split  # noqa: E402
+from retrieval.ottqa import load_questions, load_tables  # noqa: E402
+from retrieval.synthetic import pseudo_queries  # noqa: E402
+from retrieval.table_retriever import DenseTableRetriever, TableTextSettings  # noqa: E402
+from train.args import TrainingArguments, parse_args  # noqa: E402
+from train.data import PairCollator, cap  # noqa: E402
+from train.loop import make_accelerator, train  # noqa: E402
+
+
+@dataclass
+class DTRArguments(TrainingArguments):
+    output_dir: str = "runs/dtr"
+    table_representation: str = field(default="header", metadata={"help": "paper, header or header_rows"})
+    max_intro_words: int | None = 64
+    symmetric_loss: bool = False
+    synthetic_per_table: int = field(default=0, metadata={"help": "pseudo-queries per table outside val/test"})
+    max_synthetic_examples: int | None = None
+    val_distractors: int = field(default=1000, metadata={"help": "extra tables in the validation pool"})
+
+
+def build_pairs(args: DTRArguments, tables: dict, settings: TableTextSettings) -> list[dict]:
+    uids = sorted(tables)
+    doc_id = {uid: i for i, uid in enumerate(uids)}
+    pairs = [{"query": q.question, "document": settings.text(tables[q.table_id]), "doc_id": doc_id[q.table_id]}
+             for q in load_questions(args.data_file("questions"))
+             if q.table_id in tables and table_split(q.table_id) == "train"]
+    pairs = cap(pairs, args.max_train_examples, args.seed)
+    if args.synthetic_per_table:
+        rng = random.Random(args.seed)
+        synthetic = [{"query": text, "document": settings.text(tables[uid]), "doc_id": doc_id[uid]}
+                     for uid in uids if table_split(uid) == "train"
+                     for text in pseudo_queries(tables[uid], args.synthetic_per_table, rng)]
+        pairs += cap(synthetic, args.max_synthetic_examples, args.seed)
+    return pairs
+
+
+def make_validation(args: DTRArguments, tables: dict, settings: TableTextSettings):
+    questions = [q for q in load_questions(args.data_file("questions"))
+                 if q.table_id in tables and table_split(q.table_id) == "val"]
+    pool = sorted({q.table_id for q in questions})
+    others = sorted(set(tables) - set(pool))
+    pool += random.Random(args.seed).sample(others, min(args.val_distractors, len(others)))
+
+    def evaluate(encoder: DualEncoder) -> dict[str, float]:
+        retriever = DenseTableRetriever(encoder, settings)
+        retriever.index_tables([tables[u] for u in pool], batch_size=args.per_device_eval_batch_size)
+        ranked = retriever.retrieve([q.question for q in questions], k=10)
+        return ranking_metrics(([u for u, _ in r], {q.table_id}) for r, q in zip(ranked, questions))
+
+    return evaluate
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(DTRArguments, argv)
+    accelerator = make_accelerator(args)
+    settings = TableTextSettings(args.table_representation, args.max_intro_words)
+    tables = load_tables(args.data_file("tables"))
+    encoder = DualEncoder.from_backbone(
+        args.model_name_or_path, shared=args.shared_encoder, pooling=args.pooling, normalize=args.normalize,
+        temperature=args.temperature, max_query_length=args.max_query_length,
+        max_document_length=args.max_document_length)
+    pairs = build_pairs(args, tables, settings)
+    accelerator.print(f"{len(pairs)} training pairs")
+    loss_fn = InBatchContrastiveLoss(args.temperature, args.symmetric_loss, args.gather_across_processes)
+
+    def compute_loss(model, batch):
+        return loss_fn(model(batch["query"], "query"), model(batch["document"], "document"), batch["doc_id"])
+
+    results = train(args, accelerator, encoder, pairs, PairCollator(encoder), compute_loss,
+                    make_validation(args, tables, settings), project_name="dtr")
+    if accelerator.is_main_process:
+        for folder in (Path(args.output_dir), Path(args.output_dir) / "last"):
+            settings.save(folder)
+    return results
+
+
+if __name__ == "__main__":
+    main()
