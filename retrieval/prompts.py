@@ -1,0 +1,148 @@
+"""Every prompt template in one place, and the cTBLS response prompt builder.
+
+cTBLS' fine state tracking and response step (Sundar & Heck, 2023, Sec. 3.3) prompts an LLM with the
+dialogue history, the top-k cells ranked by the coarse state tracker, and the current query. Knowledge
+is cut to a token budget (counted with the backend's tokenizer, ``backend.count_tokens``, or whitespace
+words); the paper's optional stop-word removal lets more of it fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+RESPONSE_SYSTEM_PROMPT = (
+    "You are a helpful assistant answering questions about a table in a conversation. "
+    "Use the knowledge, most relevant first, and the dialogue history to answer the query. "
+    "Answer briefly, in one or two sentences."
+)
+
+# The user message: its sections are left out when empty (no history on the first turn; no knowledge
+# in the paper's "no knowledge" setting).
+RESPONSE_HISTORY_TEMPLATE = "Dialogue history:\n{history}"
+RESPONSE_TURN_TEMPLATE = "User: {query}\nAssistant: {answer}"
+RESPONSE_KNOWLEDGE_TEMPLATE = "Knowledge:\n{knowledge}"
+RESPONSE_KNOWLEDGE_ITEM_TEMPLATE = "[{rank}] {text}"
+RESPONSE_QUERY_TEMPLATE = "Query: {query}"
+
+DEFAULT_KNOWLEDGE_BUDGET = 512
+
+# NLTK's English list, less the negations ("no", "not", "nor", "don't", ...), which flip facts when
+# dropped, and less its contraction fragments ("s", "t", "ll", ...), which whitespace splitting never
+# produces but which a cell's value may be.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it it's its itself just me more
+    most my myself now of off on once only or other our ours ourselves out over own same she she's should
+    should've so some such than that that'll the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which while who whom why
+    will with would you you'd you'll you're you've your yours yourself yourselves
+    """.split()
+)
+
+_PUNCTUATION = "\"'.,;:!?()[]{}"
+
+TokenCounter = Callable[[str], int]
+
+
+def whitespace_token_count(text: str) -> int:
+    """Words separated by whitespace: the budget unit when no tokenizer is at hand."""
+    return len(text.split())
+
+
+def remove_stop_words(text: str) -> str:
+    """``text`` without English stop words, keeping the other words as written (case, punctuation)."""
+    return " ".join(w for w in text.split() if w.strip(_PUNCTUATION).lower() not in STOP_WORDS)
+
+
+def fit_knowledge(
+    knowledge: Sequence[str], budget: int | None, count_tokens: TokenCounter = whitespace_token_count
+) -> list[str]:
+    """The ranked knowledge that fits in ``budget`` tokens, best first.
+
+    Items are taken in rank order while they fit whole; the first that does not is cut to the tokens
+    left (at a word boundary) and nothing after it is kept. ``budget=None`` keeps everything.
+    """
+    if budget is None:
+        return list(knowledge)
+    kept: list[str] = []
+    left = budget
+    for text in knowledge:
+        n = count_tokens(text)
+        if n <= left:
+            kept.append(text)
+            left -= n
+            continue
+        head = _truncate(text, left, count_tokens)
+        if head:
+            kept.append(head)
+        break
+    return kept
+
+
+def _truncate(text: str, budget: int, count_tokens: TokenCounter) -> str:
+    """The longest word prefix of ``text`` that counts at most ``budget`` tokens (binary search)."""
+    words = text.split()
+    lo, hi = 0, len(words)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(" ".join(words[:mid])) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])
+
+
+def build_response_prompt(
+    history: Sequence[tuple[str, str]],
+    knowledge: Sequence[str],
+    query: str,
+    *,
+    knowledge_budget: int | None = DEFAULT_KNOWLEDGE_BUDGET,
+    count_tokens: TokenCounter = whitespace_token_count,
+    drop_stop_words: bool = False,
+) -> str:
+    """The user message of the cTBLS response prompt.
+
+    ``history`` holds the earlier turns as (query, answer) pairs, oldest first; ``knowledge`` the
+    ranked cells' text, best first. Stop words are removed (when asked) before the budget is applied.
+    """
+    if drop_stop_words:
+        knowledge = [remove_stop_words(k) for k in knowledge]
+    knowledge = fit_knowledge([k for k in knowledge if k.strip()], knowledge_budget, count_tokens)
+    sections = []
+    if history:
+        turns = "\n".join(RESPONSE_TURN_TEMPLATE.format(query=q, answer=a) for q, a in history)
+        sections.append(RESPONSE_HISTORY_TEMPLATE.format(history=turns))
+    if knowledge:
+        items = "\n".join(RESPONSE_KNOWLEDGE_ITEM_TEMPLATE.format(rank=r, text=t) for r, t in enumerate(knowledge, 1))
+        sections.append(RESPONSE_KNOWLEDGE_TEMPLATE.format(knowledge=items))
+    sections.append(RESPONSE_QUERY_TEMPLATE.format(query=query))
+    return "\n\n".join(sections)
+
+
+def build_response_messages(
+    history: Sequence[tuple[str, str]],
+    knowledge: Sequence[str],
+    query: str,
+    *,
+    knowledge_budget: int | None = DEFAULT_KNOWLEDGE_BUDGET,
+    count_tokens: TokenCounter = whitespace_token_count,
+    drop_stop_words: bool = False,
+    system_prompt: str | None = RESPONSE_SYSTEM_PROMPT,
+) -> list[dict[str, str]]:
+    """Chat messages for one cTBLS response: an optional system message, then the user prompt.
+
+    Pass ``count_tokens=backend.count_tokens`` to budget knowledge in the backend's own tokens.
+    """
+    prompt = build_response_prompt(
+        history,
+        knowledge,
+        query,
+        knowledge_budget=knowledge_budget,
+        count_tokens=count_tokens,
+        drop_stop_words=drop_stop_words,
+    )
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*messages, {"role": "user", "content": prompt}]
