@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from retrieval.bm25 import BM25Retriever
+from retrieval.fusion import reciprocal_rank_fusion
+from retrieval.index import DenseIndex, EncoderMismatchError
+
+
+def unit(rng, n, d=16):
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_search_matches_brute_force_and_subset():
+    rng = np.random.default_rng(0)
+    docs, queries = unit(rng, 200), unit(rng, 5)
+    ids = [f"d{i}" for i in range(200)]
+    index = DenseIndex.build(docs, ids)
+    results = index.search(queries, 5)
+    for q, res in zip(queries, results):
+        expected = np.argsort(-(docs @ q))[:5]
+        assert [i for i, _ in res] == [ids[j] for j in expected]
+    subset = ids[50:60]
+    for q, res in zip(queries, index.search(queries, 3, subset=subset)):
+        sub = np.argsort(-(docs[50:60] @ q))[:3]
+        assert [i for i, _ in res] == [ids[50 + j] for j in sub]
+    assert index.search(queries, 3, subset=["nope"]) == [[]] * 5
+
+
+@pytest.mark.parametrize("factory", ["Flat", "HNSW16", "IVF4,Flat"])
+def test_factories_save_load_and_ids(tmp_path, factory):
+    rng = np.random.default_rng(1)
+    docs = unit(rng, 300)
+    ids = [("table", i) for i in range(300)]
+    index = DenseIndex.build(docs, ids, factory=factory, encoder_id="enc-a")
+    index.save(tmp_path / "ix")
+    back = DenseIndex.load(tmp_path / "ix", encoder_id="enc-a")
+    assert len(back) == 300 and back.ids == ids
+    assert back.search(docs[:3], 1) == index.search(docs[:3], 1)
+    assert back.search(docs[7], 1)[0][0][0] == ("table", 7) or factory != "Flat"
+
+
+def test_encoder_mismatch_and_duplicate_ids(tmp_path):
+    rng = np.random.default_rng(2)
+    index = DenseIndex.build(unit(rng, 4), [1, 2, 3, 4], encoder_id="enc-a")
+    with pytest.raises(EncoderMismatchError, match="enc-a.*enc-b"):
+        index.search(unit(rng, 1), 1, encoder_id="enc-b")
+    with pytest.raises(ValueError, match="already"):
+        index.add(unit(rng, 1), [3])
+    index.save(tmp_path / "ix")
+    (tmp_path / "ix" / "index.json").write_text(
+        (tmp_path / "ix" / "index.json").read_text().replace("[1, 2, 3, 4]", "[1, 2, 3]"))
+    with pytest.raises(ValueError, match="3 ids stored for 4 vectors"):
+        DenseIndex.load(tmp_path / "ix")
+
+
+def test_bm25_ranks_and_subsets():
+    bm = BM25Retriever(["the cat sat on the mat", "dogs bark loudly", "a cat and a dog"], ["a", "b", "c"])
+    assert bm.search(["cat mat"], 2)[0][0][0] == "a"
+    assert [i for i, _ in bm.search(["cat"], 3, subset=["b", "c"])[0]][0] == "c"
+
+
+def test_rrf():
+    fused = reciprocal_rank_fusion([[("a", 9), ("b", 8)], [("b", 1), ("c", 0)]], k=0)
+    assert fused[0][0] == "b" and {i for i, _ in fused} == {"a", "b", "c"}

@@ -1,0 +1,93 @@
+"""End-to-end tests of train/dtr.py on tiny data and a tiny encoder."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from accelerate.state import AcceleratorState
+from safetensors.torch import load_file
+
+from retrieval.benchmark import table_split
+from retrieval.table_retriever import DenseTableRetriever
+from train import dtr
+
+
+def _uids(split: str, n: int) -> list[str]:
+    out, i = [], 0
+    while len(out) < n:
+        if table_split(f"tbl_{i}") == split:
+            out.append(f"tbl_{i}")
+        i += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_ottqa(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("data")
+    (root / "ottqa").mkdir()
+    tables, questions = [], []
+    for split, n in (("train", 8), ("val", 2)):
+        for k, uid in enumerate(_uids(split, n)):
+            tables.append({"uid": uid, "title": f"{uid} season {k}", "section_title": "Results", "intro": "",
+                           "section_text": "", "header": [["Team", []], ["Points", []]],
+                           "data": [[[f"team{k}", []], [str(k), []]]]})
+            questions.append({"question_id": uid, "question": f"how many points did team{k} get in {uid}",
+                              "table_id": uid, "answer-text": str(k),
+                              "answer-node": [[str(k), [0, 1], None, "table"]]})
+    (root / "ottqa" / "tables.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tables))
+    (root / "ottqa" / "questions_dev.json").write_text(json.dumps(questions))
+    return root
+
+
+def run(tiny_backbone, data, out, *extra):
+    AcceleratorState._reset_state(True)
+    return dtr.main(["--data_dir", str(data), "--output_dir", str(out), "--model_name_or_path", tiny_backbone,
+                     "--per_device_train_batch_size", "2", "--max_train_steps", "6", "--checkpointing_steps", "2",
+                     "--learning_rate", "1e-3", "--num_warmup_steps", "1", "--val_distractors", "3",
+                     "--max_document_length", "32", *extra])
+
+
+def test_training_writes_results_and_loadable_checkpoint(tiny_backbone, tiny_ottqa, tmp_path):
+    results = run(tiny_backbone, tiny_ottqa, tmp_path / "run")
+    out = tmp_path / "run"
+    written = json.loads((out / "all_results.json").read_text())
+    assert written["steps"] == 6 and len(written["epochs"]) == 2 and "mrr@10" in written["epochs"][0]
+    assert results["steps"] == 6
+    assert (out / "config.yaml").is_file() and (out / "model.safetensors").is_file()
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_2", "step_4", "step_6"]
+    retriever = DenseTableRetriever.from_pretrained(out)
+    assert retriever.settings.representation == "header"
+    first = load_file(out / "last" / "model.safetensors")
+    assert any(not torch.equal(v, load_file(Path(tiny_backbone) / "model.safetensors")[k])
+               for k, v in first.items() if k in load_file(Path(tiny_backbone) / "model.safetensors"))
+
+
+def test_resumed_run_ends_with_the_same_weights(tiny_backbone, tiny_ottqa, tmp_path):
+    run(tiny_backbone, tiny_ottqa, tmp_path / "full")
+    run(tiny_backbone, tiny_ottqa, tmp_path / "stopped")
+    # Simulate a run stopped after step 2: only the step-2 state survives.
+    for name in ("step_4", "step_6"):
+        shutil.rmtree(tmp_path / "stopped" / "checkpoints" / name)
+    shutil.rmtree(tmp_path / "stopped" / "last")
+    results = run(tiny_backbone, tiny_ottqa, tmp_path / "stopped", "--resume_from_checkpoint", "latest")
+    assert results["steps"] == 6
+    a = load_file(tmp_path / "full" / "last" / "model.safetensors")
+    b = load_file(tmp_path / "stopped" / "last" / "model.safetensors")
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=1e-6), k
+
+
+def test_config_overrides_are_typed(tmp_path):
+    from train.args import parse_args
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("num_train_epochs: 3\nlearning_rate: 1.0e-4\n")
+    args = parse_args(dtr.DTRArguments, ["--config", str(cfg), "--num_train_epochs", "1",
+                                         "--max_train_steps", "none", "--shared_encoder", "false"])
+    assert args.num_train_epochs == 1 and args.learning_rate == 1e-4
+    assert args.max_train_steps is None and args.shared_encoder is False
+    with pytest.raises(SystemExit):
+        parse_args(dtr.DTRArguments, ["--num_train_epochs", "many"])
