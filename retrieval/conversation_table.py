@@ -1,0 +1,106 @@
+"""A long conversation as a table: one row per utterance, metadata columns, and a dense index over the text.
+
+Columns (the schema the planners see): ``response_idx`` (int, also the frame's index and the ids in the
+dense index), ``session`` (int), ``speaker``, ``timestamp`` (tz-aware), ``date`` ("YYYY-MM-DD"),
+``time`` ("HH:MM:SS"), ``hour`` (0-23), ``weekday`` ("Monday"), ``week`` (ISO, "2023-W19"),
+``month`` ("2023-05"), ``year`` and ``text``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from retrieval.conversation_log import Utterance
+from retrieval.embedding_cache import cached_document_embeddings
+from retrieval.index import DenseIndex
+
+logger = logging.getLogger(__name__)
+
+COLUMNS = ("response_idx", "session", "speaker", "timestamp", "date", "time", "hour", "weekday", "week", "month",
+           "year", "text")
+
+
+def utterance_frame(utterances: Sequence[Utterance]) -> pd.DataFrame:
+    """The metadata table of a log: (N utterances) -> DataFrame with :data:`COLUMNS`, indexed by response_idx."""
+    if not utterances:
+        raise ValueError("a conversation table needs at least one utterance")
+    zones = {u.timestamp.tzinfo is None for u in utterances}
+    if True in zones:
+        raise ValueError("utterance timestamps must be time-zone aware (the log readers make them so)")
+    ts = pd.DatetimeIndex([u.timestamp for u in utterances])
+    iso = ts.isocalendar()
+    frame = pd.DataFrame({
+        "response_idx": [u.response_idx for u in utterances],
+        "session": [u.session for u in utterances],
+        "speaker": [u.speaker for u in utterances],
+        "timestamp": ts,
+        "date": ts.strftime("%Y-%m-%d"),
+        "time": ts.strftime("%H:%M:%S"),
+        "hour": ts.hour,
+        "weekday": ts.day_name(),
+        "week": [f"{y}-W{w:02d}" for y, w in zip(iso["year"], iso["week"])],
+        "month": ts.strftime("%Y-%m"),
+        "year": ts.year,
+        "text": [u.text for u in utterances],
+    })
+    if frame["response_idx"].duplicated().any():
+        dup = frame.loc[frame["response_idx"].duplicated(), "response_idx"].iloc[0]
+        raise ValueError(f"response index {dup} occurs twice in the log")
+    frame.index = pd.Index(frame["response_idx"].to_numpy())  # unnamed, so "response_idx" stays a plain column
+    return frame.sort_values(["timestamp", "response_idx"])
+
+
+def metadata_text(row: pd.Series) -> str:
+    """The utterance with its metadata written into the text (the paper's metadata baseline)."""
+    return (f"[session {row['session']}, {row['weekday']} {row['date']} {row['time']}, "
+            f"response {row['response_idx']}] {row['speaker']}: {row['text']}")
+
+
+class ConversationTable:
+    """The frame of metadata columns plus a :class:`DenseIndex` over the text, keyed by response_idx."""
+
+    def __init__(self, frame: pd.DataFrame, index: DenseIndex | None = None, encoder=None):
+        self.frame = frame
+        self.index = index
+        self.encoder = encoder
+
+    @classmethod
+    def from_utterances(cls, utterances: Sequence[Utterance], encoder=None, cache_dir: str | Path | None = None,
+                        metadata_in_text: bool = False) -> ConversationTable:
+        """Build the table; with an encoder, embed the text (or the metadata text) into a flat IP index."""
+        frame = utterance_frame(utterances)
+        index = None
+        if encoder is not None:
+            texts = [metadata_text(r) for _, r in frame.iterrows()] if metadata_in_text else frame["text"].tolist()
+            emb = cached_document_embeddings(encoder, texts, cache_dir, show_progress_bar=len(texts) > 1000)
+            index = DenseIndex.build(emb, frame.index.tolist(), encoder_id=encoder.identity)
+        return cls(frame, index, encoder)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def end(self) -> pd.Timestamp:
+        """Time of the last utterance: the default "now"."""
+        return self.frame["timestamp"].max()
+
+    @property
+    def tz(self):
+        return self.frame["timestamp"].dt.tz
+
+    def encode_query(self, text: str) -> np.ndarray:
+        if self.encoder is None:
+            raise RuntimeError("this conversation table was built without an encoder; semantic ranking needs one")
+        return self.encoder.encode_queries([text])  # (1, D)
+
+    def rank(self, query: str | np.ndarray, k: int, subset: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """Top-k (response_idx, score) for a query, restricted to ``subset`` rows when given."""
+        if self.index is None:
+            raise RuntimeError("this conversation table has no dense index; build it with an encoder")
+        emb = self.encode_query(query) if isinstance(query, str) else query
+        return self.index.search(emb, k, subset=subset, encoder_id=self.encoder.identity if self.encoder else None)[0]

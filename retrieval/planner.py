@@ -1,0 +1,176 @@
+"""Planners: a question (and "now") -> a chain of table operations over the conversation table.
+
+- :class:`RulePlanner` (the default, no LLM): the time resolver's expressions become range, session
+  and n-th operations; a content ranking is added when the question names content beyond "what did
+  we discuss"; a question with no time reference falls back to semantic search, and says so.
+- :class:`LLMPlanner`: the schema, "now" and a few examples in a prompt; the JSON it returns is
+  validated and, when invalid, replaced by the rule planner's plan, with the reason in the notes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from retrieval.table_ops import Plan, validate_ops
+from retrieval.time_resolver import TimeExpression, TimeResolver, normalise
+
+logger = logging.getLogger(__name__)
+
+# Words that ask for "what was said" without naming what about: a question made only of these (plus time
+# expressions and the speakers' names) wants every row of its period, not a content ranking.
+GENERIC_WORDS = frozenset("""
+a about after again all also an and any anything are as at back be been before between but by can chat chats chatted
+chatting conversation conversations could cover covered day days did discuss discussed discusses discussing
+discussion discussions do does done during earlier else every everything far for from get go happened has have
+hear i in is it its kind kinds let me mention mentioned more my of on or our over please recall recap remember
+remind say said session sessions so some something sort sorts speak spoke stuff subjects summarise summarize
+summary talk talked talking talks tell than that the then there these things thing this those through time times
+to topic topics us was we went were what whatever when which who with would you your
+""".split())
+HOW_MANY = re.compile(r"\bhow\s+many\s+(sessions|conversations|discussions|chats|times|days|weeks|months)\b")
+COUNT_BY = {"days": "date", "weeks": "week", "months": "month"}
+
+
+@dataclass
+class PlannerConfig:
+    content_k: int = 5  # rows kept when the question names content
+    fallback_k: int = 10  # rows kept by the semantic fallback
+
+
+def question_sentence(norm: str) -> tuple[int, int]:
+    """Span of the sentence that asks (the last one ending in '?', else the last sentence) of a normalised text."""
+    bounds = [(m.start(), m.end()) for m in re.finditer(r"[^.!?]+[.!?]*", norm) if m.group(0).strip()]
+    if not bounds:
+        return 0, len(norm)
+    asking = [b for b in bounds if norm[b[0]:b[1]].rstrip().endswith("?")]
+    return (asking or bounds)[-1]
+
+
+def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = ()) -> str | None:
+    """The asking sentence without its time expressions, or None when it names no content."""
+    start, end = question_sentence(norm)
+    chars = list(norm[start:end])
+    for e in expressions:
+        for i in range(max(e.span[0], start), min(e.span[1], end)):
+            chars[i - start] = " "
+    text = re.sub(r"\s+", " ", "".join(chars)).strip(" ,;:")
+    names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower())}
+    words = [w for w in re.findall(r"[a-z]+", text) if w not in GENERIC_WORDS and w not in names and len(w) > 1]
+    return text if words else None
+
+
+def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
+    """Table operations for resolved expressions: calendar ranges (union), session ids, soft hours and
+    'before the latest session', then session positions (counted inside what the ranges kept)."""
+    ops: list[dict] = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
+    ranges = [[a.isoformat(), b.isoformat()] for e in expressions for a, b in (e.intervals or [])]
+    if ranges:
+        ops.append({"op": "between", "column": "timestamp", "ranges": ranges})
+    for e in expressions:
+        if e.session_ids:
+            ops.append({"op": "between", "column": "session", "ranges": [list(e.session_ids)], "inclusive": "both"})
+    for e in expressions:
+        if e.hours:
+            ops.append({"op": "between", "column": "hour", "ranges": [list(e.hours)], "soft": True})
+        if e.before_latest_session:
+            ops.append({"op": "nth", "group": "session", "start": 1, "end": -2, "soft": True})
+    for e in expressions:
+        if e.session_positions:
+            start, end = e.session_positions
+            ops.append({"op": "nth", "group": "session", "start": start, "end": end})
+    return ops
+
+
+class RulePlanner:
+    """Deterministic planning from the time resolver's expressions."""
+
+    name = "rule"
+
+    def __init__(self, config: PlannerConfig | None = None):
+        self.config = config or PlannerConfig()
+
+    def plan(self, question: str, now: datetime, speakers: Sequence[str] = ()) -> Plan:
+        norm = normalise(question)
+        expressions = TimeResolver(now).resolve(question)
+        resolved = [e for e in expressions if not e.unresolved]
+        notes = [f"unresolved: {e.unresolved}" for e in expressions if e.unresolved]
+        content = content_query(norm, expressions, speakers)
+        if not resolved:
+            notes.append("no time reference resolved: semantic search over the whole log")
+            ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()},
+                   {"op": "rank", "query": content or norm, "k": self.config.fallback_k}]
+            return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
+        ops = ops_for(resolved, now)
+        how_many = HOW_MANY.search(norm)
+        if how_many:
+            ops.append({"op": "count", "by": COUNT_BY.get(how_many.group(1), "session")})
+        if content:
+            ops.append({"op": "rank", "query": content, "k": self.config.content_k})
+            notes.append(f"names content: ranking the rows of the period by {content!r}")
+        return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
+
+
+PROMPT = """You plan table operations over a conversation log. Each row is one utterance with columns:
+response_idx (int), session (int, 1 = first), speaker (str), timestamp (ISO 8601), date (YYYY-MM-DD), time (HH:MM:SS),
+hour (0-23), weekday (Monday..Sunday), week (YYYY-Www), month (YYYY-MM), year (int), text.
+Operations, applied in order:
+{{"op": "between", "column": C, "ranges": [[low, high]]}}  keeps low <= C < high
+{{"op": "filter", "column": C, "cmp": "==|!=|<|<=|>|>=|in|contains", "value": V}}
+{{"op": "nth", "group": "session", "start": i, "end": j}}  keeps sessions i..j in time order (1-based, -1 = latest)
+{{"op": "rank", "query": "what to look for", "k": 5}}  only when the question names a topic
+Now is {now} ({weekday}). Answer with one JSON object {{"ops": [...]}} and nothing else.
+
+Question: What did we discuss 3 sessions ago?
+{{"ops": [{{"op": "nth", "group": "session", "start": -3, "end": -3}}]}}
+Question: What did we talk about in March 2023?
+{{"ops": [{{"op": "between", "column": "timestamp", "ranges": [["2023-03-01T00:00:00", "2023-04-01T00:00:00"]]}}]}}
+Question: What did John say about his new job in our second session?
+{{"ops": [{{"op": "nth", "group": "session", "start": 2, "end": 2}}, {{"op": "rank", "query": "John job", "k": 5}}]}}
+Question: {question}
+"""
+
+
+class LLMPlanner:
+    """An LLM writes the plan; invalid output falls back to the rule planner, with the reason logged."""
+
+    name = "llm"
+
+    def __init__(self, backend, columns: Sequence[str], fallback: RulePlanner | None = None,
+                 max_new_tokens: int = 160):
+        self.backend, self.columns = backend, list(columns)
+        self.fallback = fallback or RulePlanner()
+        self.max_new_tokens = max_new_tokens
+
+    def prompt(self, question: str, now: datetime) -> list[dict[str, str]]:
+        text = PROMPT.format(now=now.isoformat(timespec="seconds"), weekday=now.strftime("%A"), question=question)
+        return [{"role": "user", "content": text}]
+
+    def plan(self, question: str, now: datetime, speakers: Sequence[str] = ()) -> Plan:
+        from retrieval.llm import LLMOutputError, parse_json
+
+        result = self.backend.generate([self.prompt(question, now)], max_new_tokens=self.max_new_tokens,
+                                       temperature=0.0)[0]
+        reason = None
+        if not result.ok:
+            reason = f"the LLM call failed: {result.error}"
+        else:
+            try:
+                obj = parse_json(result.text, dict)
+                ops = obj.get("ops")
+                errors = validate_ops(ops, self.columns)
+                reason = "; ".join(errors) if errors else None
+            except LLMOutputError as e:
+                reason = str(e)
+        if reason is not None:
+            logger.warning("LLM plan rejected (%s); using the rule planner", reason)
+            plan = self.fallback.plan(question, now, speakers)
+            plan.notes.insert(0, f"LLM plan invalid ({reason[:300]}); rule planner used")
+            plan.planner = "llm->rule"
+            return plan
+        ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}, *ops]
+        return Plan(ops, [f"LLM plan: {json.dumps(obj)[:300]}"], self.name)

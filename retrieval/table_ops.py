@@ -1,0 +1,175 @@
+"""Table operations over a conversation table, as a JSON-serialisable plan, executed with pandas.
+
+A plan is a short list of operations applied in order to the rows of a conversation table:
+
+- ``{"op": "between", "column": "timestamp", "ranges": [[lo, hi], ...]}``: keep rows inside any range,
+  ``lo <= value < hi`` (``"inclusive": "both"`` for ``lo <= value <= hi``); timestamps as ISO strings.
+- ``{"op": "filter", "column": "speaker", "cmp": "==", "value": "John"}``: cmp in ==, !=, <, <=, >, >=, in, contains.
+- ``{"op": "nth", "group": "session", "start": 3, "end": 3}``: keep the groups (sessions, dates, ...) at
+  positions start..end (1-based, negative from the end) in time order: "the third conversation in May",
+  "20 sessions ago" (start = end = -20).
+- ``{"op": "order", "by": "timestamp", "ascending": false}`` and ``{"op": "head", "n": 5}``.
+- ``{"op": "count", "by": "month"}``: rows per group (kept aside; rows unchanged).
+- ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first.
+
+Any operation may carry ``"soft": true``: it is skipped, and the skip noted, when it would leave no rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+CMPS = ("==", "!=", "<", "<=", ">", ">=", "in", "contains")
+REQUIRED = {
+    "between": ("column", "ranges"),
+    "filter": ("column", "cmp", "value"),
+    "nth": ("group", "start", "end"),
+    "order": ("by",),
+    "head": ("n",),
+    "count": ("by",),
+    "rank": ("query", "k"),
+}
+OPTIONAL = {"between": ("inclusive",), "order": ("ascending",)}
+
+# A ranker maps (query, k, candidate ids) to [(id, score)], best first.
+Ranker = Callable[[str, int, Sequence[int]], list[tuple[int, float]]]
+
+
+@dataclass
+class Plan:
+    """What a planner decided: the operations, the content query if any, and notes on every fallback."""
+
+    ops: list[dict]
+    notes: list[str] = field(default_factory=list)
+    planner: str = "rule"
+    expressions: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"planner": self.planner, "ops": self.ops, "notes": self.notes, "expressions": self.expressions}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), default=str)
+
+
+@dataclass
+class Execution:
+    """The surviving rows (in result order), per-row scores for ranked rows, group counts, and a trace."""
+
+    rows: pd.DataFrame
+    scores: dict[int, float] = field(default_factory=dict)
+    counts: dict[str, dict] = field(default_factory=dict)
+    trace: list[str] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[int]:
+        return self.rows.index.tolist()
+
+
+def validate_ops(ops: object, columns: Sequence[str]) -> list[str]:
+    """Problems with a plan (an empty list when it is valid): unknown ops, columns, keys or value types."""
+    if not isinstance(ops, list):
+        return [f"a plan is a list of operations, got {type(ops).__name__}"]
+    errors = []
+    for i, op in enumerate(ops):
+        if not isinstance(op, dict) or op.get("op") not in REQUIRED:
+            errors.append(f"op {i}: expected an object with 'op' in {sorted(REQUIRED)}, got {op!r}")
+            continue
+        name = op["op"]
+        missing = [k for k in REQUIRED[name] if k not in op]
+        extra = set(op) - {"op", "soft", *REQUIRED[name], *OPTIONAL.get(name, ())}
+        if missing:
+            errors.append(f"op {i} ({name}): missing {missing}")
+        if extra:
+            errors.append(f"op {i} ({name}): unknown keys {sorted(extra)}")
+        for key in ("column", "group", "by"):
+            if key in op and op[key] not in columns:
+                errors.append(f"op {i} ({name}): unknown column {op[key]!r}; columns are {list(columns)}")
+        if name == "filter" and op.get("cmp") not in CMPS:
+            errors.append(f"op {i} (filter): cmp must be one of {CMPS}")
+        if name == "between" and not (isinstance(op.get("ranges"), list)
+                                      and all(isinstance(r, list | tuple) and len(r) == 2 for r in op["ranges"])):
+            errors.append(f"op {i} (between): ranges must be a list of [low, high] pairs")
+        for key in ("start", "end", "n", "k"):
+            if key in op and (not isinstance(op[key], int) or isinstance(op[key], bool)):
+                errors.append(f"op {i} ({name}): {key} must be an integer")
+        if name == "nth" and 0 in (op.get("start"), op.get("end")):
+            errors.append(f"op {i} (nth): positions are 1-based (negative from the end); 0 is not one")
+    return errors
+
+
+def _coerce(frame: pd.DataFrame, column: str, value):
+    if column == "timestamp" and isinstance(value, str):
+        ts = pd.Timestamp(value)
+        return ts.tz_localize(frame["timestamp"].dt.tz) if ts.tzinfo is None else ts
+    return value
+
+
+def _between(frame: pd.DataFrame, op: dict) -> pd.DataFrame:
+    col, inclusive = frame[op["column"]], op.get("inclusive", "left")
+    mask = pd.Series(False, index=frame.index)
+    for lo, hi in op["ranges"]:
+        mask |= col.between(_coerce(frame, op["column"], lo), _coerce(frame, op["column"], hi), inclusive=inclusive)
+    return frame[mask]
+
+
+def _filter(frame: pd.DataFrame, op: dict) -> pd.DataFrame:
+    col, cmp, value = frame[op["column"]], op["cmp"], _coerce(frame, op["column"], op["value"])
+    if cmp == "in":
+        return frame[col.isin(value if isinstance(value, list) else [value])]
+    if cmp == "contains":
+        return frame[col.astype(str).str.contains(str(value), case=False, regex=False)]
+    ops = {"==": col.__eq__, "!=": col.__ne__, "<": col.__lt__, "<=": col.__le__, ">": col.__gt__, ">=": col.__ge__}
+    return frame[ops[cmp](value)]
+
+
+def group_order(frame: pd.DataFrame, group: str) -> list:
+    """Distinct values of a column in order of their first row in time."""
+    return frame.sort_values(["timestamp", "response_idx"])[group].drop_duplicates().tolist()
+
+
+def _nth(frame: pd.DataFrame, op: dict, trace: list[str]) -> pd.DataFrame:
+    groups = group_order(frame, op["group"])
+    n = len(groups)
+    start, end = (p if p > 0 else n + 1 + p for p in (op["start"], op["end"]))
+    if not (1 <= start <= n and 1 <= end <= n):
+        trace.append(f"nth {op['group']} {op['start']}..{op['end']}: only {n} {op['group']} value(s) here")
+    keep = groups[max(start, 1) - 1:max(end, 0)]
+    return frame[frame[op["group"]].isin(keep)]
+
+
+def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) -> Execution:
+    """Apply a validated plan to ``frame`` (a conversation table's rows); rank ops need a ``ranker``."""
+    out = Execution(frame)
+    for op in ops:
+        name, before = op["op"], out.rows
+        if name == "between":
+            rows = _between(before, op)
+        elif name == "filter":
+            rows = _filter(before, op)
+        elif name == "nth":
+            rows = _nth(before, op, out.trace)
+        elif name == "order":
+            rows = before.sort_values(op["by"], ascending=op.get("ascending", True), kind="stable")
+        elif name == "head":
+            rows = before.head(op["n"])
+        elif name == "count":
+            out.counts[op["by"]] = before.groupby(op["by"]).size().to_dict()
+            rows = before
+        elif name == "rank":
+            if ranker is None:
+                raise ValueError("the plan ranks rows but no ranker was given")
+            hits = ranker(op["query"], op["k"], before.index.tolist()) if len(before) else []
+            out.scores = {i: s for i, s in hits}
+            rows = before.loc[[i for i, _ in hits]]
+        else:
+            raise ValueError(f"unknown op {name!r}")
+        if op.get("soft") and rows.empty and not before.empty:
+            out.trace.append(f"skipped soft {json.dumps(op, default=str)}: it would leave no rows")
+            rows = before
+        out.trace.append(f"{name}: {len(before)} -> {len(rows)} rows")
+        out.rows = rows
+    return out

@@ -1,0 +1,194 @@
+"""Temporal memory over a long conversation: ask when-questions of a conversation table.
+
+    memory = TemporalMemory.from_file("ConversationData/26.json", encoder=load_encoder())
+    result = memory.ask("What did we discuss 20 sessions ago?")           # now = end of the log
+    result = memory.ask("Can you summarize what we discussed?",
+                        history=["I see in my calendar that we talked on May 8th."])
+    result.rows, result.plan.to_dict()
+
+Command line:
+    python -m retrieval.temporal_memory ask --log ../shared/data/zyphra_temporal/ConversationData/26.json \\
+        "What did we discuss last Friday?" [--now 2023-10-22T12:00] [--history "..."] [--planner llm --llm smollm2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from retrieval.conversation_log import as_timezone, load_log, parse_timestamp
+from retrieval.conversation_table import ConversationTable
+from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner
+from retrieval.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
+from retrieval.table_ops import Execution, Plan, execute
+
+REWRITES = ("none", "context", "carry", "llm")
+
+
+def load_encoder(spec: str | None = None):
+    """A DualEncoder: a trained checkpoint folder, a backbone name, or (default) the packaged MiniLM."""
+    from models.dual_encoder import CONFIG_NAME, DualEncoder
+
+    if spec and (Path(spec) / CONFIG_NAME).is_file():
+        return DualEncoder.from_pretrained(spec)
+    return DualEncoder.from_backbone(spec or "packaged:minilm")
+
+
+@dataclass
+class TemporalResult:
+    """The rows a question selected (time order, or best first when ranked), and how they were selected."""
+
+    question: str
+    rows: pd.DataFrame
+    plan: Plan
+    execution: Execution
+    rewrite: Rewrite | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[int]:
+        return self.rows.index.tolist()
+
+    def to_dict(self, max_text: int | None = None) -> dict:
+        rows = [{"response_idx": int(i), "session": int(r["session"]), "timestamp": r["timestamp"].isoformat(),
+                 "speaker": r["speaker"], "text": r["text"][:max_text] if max_text else r["text"],
+                 **({"score": self.execution.scores[i]} if i in self.execution.scores else {})}
+                for i, r in self.rows.iterrows()]
+        return {"question": self.question, "plan": self.plan.to_dict(), "trace": self.execution.trace,
+                "counts": self.execution.counts, "rewrite": self.rewrite.__dict__ if self.rewrite else None,
+                "rows": rows}
+
+
+class TemporalMemory:
+    """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
+
+    def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None):
+        if rewrite not in REWRITES:
+            raise ValueError(f"rewrite must be one of {REWRITES}")
+        if rewrite == "llm" and llm_rewriter is None:
+            raise ValueError("rewrite='llm' needs an llm_rewriter")
+        self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
+        self.planner = planner or RulePlanner()
+        self.speakers = sorted(table.frame["speaker"].unique())
+
+    @classmethod
+    def from_file(cls, path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None,
+                  sample: str | None = None, session_gap_minutes: float = 30, on_bad_time: str = "error",
+                  cache_dir: str | Path | None = None, **kwargs) -> TemporalMemory:
+        """Read a log (Zyphra, LoCoMo or JSONL), embed its text with ``encoder`` (cached), wrap it."""
+        utterances = load_log(path, fmt, tz, sample, timedelta(minutes=session_gap_minutes), on_bad_time)
+        return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir), **kwargs)
+
+    def resolve_now(self, now: datetime | str | None) -> datetime:
+        """``now`` as a tz-aware datetime: default the end of the log; naive values take the log's zone."""
+        if now is None:
+            return self.table.end.to_pydatetime()
+        if isinstance(now, str):
+            parsed = parse_timestamp(now, as_timezone(str(self.table.tz)))
+            if parsed is None:
+                raise ValueError(f"cannot read the time {now!r}; use ISO 8601, e.g. 2023-10-22T12:00")
+            return parsed
+        return now.replace(tzinfo=self.table.tz) if now.tzinfo is None else now
+
+    def rewrite_query(self, question: str, history: Sequence | None, now: datetime, mode: str) -> Rewrite | None:
+        if not history or mode == "none":
+            return None
+        if mode == "context":
+            return Rewrite(context_query(history, question), "context")
+        if mode == "carry":
+            return carry_time_reference(history, question, now)
+        return self.llm_rewriter.rewrite(history, question, now)
+
+    def _rank(self, query: str, k: int, subset: Sequence[int]) -> list[tuple[int, float]]:
+        return self.table.rank(query, k, subset)
+
+    def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
+            rewrite: str | None = None) -> TemporalResult:
+        """Plan and run one question; ``history`` holds earlier turns (strings or {"speaker", "text"})."""
+        now = self.resolve_now(now)
+        rewritten = self.rewrite_query(question, history, now, rewrite or self.rewrite)
+        asked = rewritten.text if rewritten else question
+        plan = self.planner.plan(asked, now, self.speakers)
+        execution = execute(plan.ops, self.table.frame, ranker=self._rank)
+        rows = execution.rows if execution.scores else execution.rows.sort_values(["timestamp", "response_idx"])
+        execution.rows = rows
+        return TemporalResult(asked, rows, plan, execution, rewritten)
+
+
+def _print_result(result: TemporalResult, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return
+    print(f"question: {result.question}")
+    if result.rewrite:
+        print(f"rewrite ({result.rewrite.method}): {'; '.join(result.rewrite.notes)}")
+    print("plan:")
+    for op in result.plan.ops:
+        print(f"  {json.dumps(op, default=str)}")
+    for note in result.plan.notes + result.execution.trace:
+        print(f"  # {note}")
+    for name, counts in result.execution.counts.items():
+        print(f"counts by {name}: {counts}")
+    print(f"{len(result.rows)} rows:")
+    for i, r in result.rows.iterrows():
+        score = f" ({result.execution.scores[i]:.3f})" if i in result.execution.scores else ""
+        print(f"  [{i}] s{r['session']} {r['weekday'][:3]} {r['date']} {r['time']} {r['speaker']}: "
+              f"{r['text'][:100]}{score}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m retrieval.temporal_memory", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask = sub.add_parser("ask", help="ask a question of a conversation log")
+    ask.add_argument("question")
+    ask.add_argument("--log", required=True, help="a Zyphra .json, LoCoMo .json or JSONL chat log")
+    ask.add_argument("--format", default="auto", choices=["auto", "zyphra", "locomo", "jsonl"])
+    ask.add_argument("--sample", help="LoCoMo sample id (default: the first)")
+    ask.add_argument("--tz", default="UTC", help="time zone of the log's timestamps (default UTC)")
+    ask.add_argument("--now", help="the reference time, ISO 8601 (default: the end of the log)")
+    ask.add_argument("--history", action="append", default=[], help="an earlier turn (repeat, oldest first)")
+    ask.add_argument("--rewrite", default="carry", choices=REWRITES)
+    ask.add_argument("--planner", default="rule", choices=["rule", "llm"])
+    ask.add_argument("--llm", default="smollm2", help="LLM backend spec for --planner llm / --rewrite llm")
+    ask.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    ask.add_argument("--cache-dir", default="runs/cache/temporal", help="embedding cache ('' for none)")
+    ask.add_argument("--content-k", type=int, default=PlannerConfig.content_k)
+    ask.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+
+    from retrieval.jsonio import DataError
+
+    rule = RulePlanner(PlannerConfig(content_k=args.content_k))
+    backend = None
+    if args.planner == "llm" or args.rewrite == "llm":
+        from retrieval.llm import load_backend
+
+        backend = load_backend(args.llm)
+    try:
+        memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
+                                          sample=args.sample, cache_dir=args.cache_dir or None, planner=rule,
+                                          rewrite=args.rewrite,
+                                          llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
+    except DataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.planner == "llm":
+        memory.planner = LLMPlanner(backend, memory.table.frame.columns, fallback=rule)
+    try:
+        result = memory.ask(args.question, history=args.history, now=args.now)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    _print_result(result, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
