@@ -18,7 +18,6 @@ from pathlib import Path
 from eval.metrics import ranking_metrics
 from eval.report import print_table
 from models.dual_encoder import DualEncoder
-from models.packaged import default_encoder_path
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
 from retrieval.embedding_cache import cached_document_embeddings
@@ -79,6 +78,14 @@ def evaluate(checkpoint: str | None, tables_path: str, questions_path: str, spli
     return results
 
 
+def print_results(results: dict) -> None:
+    for pool in ("all_tables", "split_tables"):
+        print_table(f"{pool} ({results[pool]['_pool_size']} tables, {results['_data']['questions']} questions)",
+                    {m: v for m, v in results[pool].items() if not m.startswith("_")},
+                    ["mrr@10", "top1", "top3", "top10", "first_turn_mrr@10", "first_turn_top1"])
+    print(json.dumps(results["_data"]))
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", help="trained DTR folder (omit to compare BM25 and the untuned encoder only)")
@@ -92,11 +99,7 @@ def main(argv: list[str] | None = None) -> dict:
     a = p.parse_args(argv)
     results = evaluate(a.checkpoint, a.tables, a.questions, None if a.split == "all" else a.split,
                        a.baseline, a.cache_dir or None, a.batch_size)
-    for pool in ("all_tables", "split_tables"):
-        print_table(f"{pool} ({results[pool]['_pool_size']} tables, {results['_data']['questions']} questions)",
-                    {m: v for m, v in results[pool].items() if not m.startswith("_")},
-                    ["mrr@10", "top1", "top3", "top10", "first_turn_mrr@10", "first_turn_top1"])
-    print(json.dumps(results["_data"]))
+    print_results(results)
     if a.output:
         Path(a.output).parent.mkdir(parents=True, exist_ok=True)
         Path(a.output).write_text(json.dumps(results, indent=2))

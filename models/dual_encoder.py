@@ -108,7 +108,8 @@ class DualEncoder(nn.Module):
             {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
         ]
         if self.config.normalize:
-            modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
+            modules.append({"idx": 2, "name": "2", "path": "2_Normalize",
+                            "type": "sentence_transformers.models.Normalize"})
             (path / "2_Normalize").mkdir(exist_ok=True)
         (path / "modules.json").write_text(json.dumps(modules, indent=2))
         (path / "sentence_bert_config.json").write_text(

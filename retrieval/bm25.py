@@ -40,7 +40,8 @@ class BM25Retriever:
                                 return_ids=False)[0]
         return self.model.get_scores(tokens)
 
-    def search(self, queries: Sequence[str], k: int, subset: Iterable | None = None) -> list[list[tuple[object, float]]]:
+    def search(self, queries: Sequence[str], k: int,
+               subset: Iterable | None = None) -> list[list[tuple[object, float]]]:
         rows = None
         if subset is not None:
             rows = np.array(sorted({self._row_of[i] for i in subset if i in self._row_of}), dtype=np.int64)

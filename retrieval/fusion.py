@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[object, float]]], k: int = 60,
-                           weights: Sequence[float] | None = None, top: int | None = None) -> list[tuple[object, float]]:
+                           weights: Sequence[float] | None = None,
+                           top: int | None = None) -> list[tuple[object, float]]:
     """Fuse ranked (id, score) lists: score(id) = sum_r w_r / (k + rank_r(id)), best first."""
     weights = weights or [1.0] * len(rankings)
     fused: dict = defaultdict(float)

@@ -1,0 +1,131 @@
+"""Train the coarse cell state tracker (cTBLS stage 2) with accelerate.
+
+    accelerate launch train/state_tracker.py --config configs/state_tracker.yaml
+    accelerate launch --cpu train/state_tracker.py --config configs/state_tracker.yaml --loss contrastive
+    accelerate launch train/state_tracker.py --config configs/state_tracker_roberta.yaml
+
+Examples: every turn of the train split's OTT-QA conversations with an answer cell gives
+(history + query, answer cell, K other cells of the same table); see train/triplets.py.
+Loss: the paper's triplet margin loss (L2 distance) over the K negatives, or the DTR's
+in-batch contrastive loss with the K negatives added to the batch's documents.
+Validation: MRR@10 of the val split's turns over their own (gold) table's cells.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from eval.metrics import ranking_metrics  # noqa: E402
+from models.dual_encoder import DualEncoder  # noqa: E402
+from models.losses import InBatchContrastiveLoss, triplet_margin_loss  # noqa: E402
+from retrieval.benchmark import build_conversations  # noqa: E402
+from retrieval.cell_text import CellTextSettings  # noqa: E402
+from retrieval.ottqa import load_passages, load_questions, load_tables  # noqa: E402
+from retrieval.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
+from train.args import TrainingArguments, parse_args  # noqa: E402
+from train.data import cap  # noqa: E402
+from train.loop import make_accelerator, train  # noqa: E402
+from train.triplets import MINERS, TripletCollator, build_triplets  # noqa: E402
+
+LOSSES = ("triplet", "contrastive")
+
+
+@dataclass
+class StateTrackerArguments(TrainingArguments):
+    output_dir: str = "runs/state_tracker"
+    max_query_length: int = field(default=128, metadata={"help": "token limit of the history + query"})
+    max_document_length: int = field(default=96, metadata={"help": "token limit of a cell's text"})
+    loss: str = field(default="triplet", metadata={"help": "triplet (cTBLS) or contrastive (the DTR's)"})
+    margin: float = field(default=1.0, metadata={"help": "triplet margin (L2 distance)"})
+    random_negatives: int = 1
+    hard_negatives: int = 2
+    row_col_negatives: int = 1
+    hard_negative_miner: str = field(default="bm25", metadata={"help": "bm25, model (the starting encoder) or none"})
+    row_context: str = field(default="key", metadata={"help": "key, row or none: what of the cell's row it carries"})
+    use_passages: bool = field(default=True, metadata={"help": "append the linked page's intro ('txt: ...')"})
+    max_passage_words: int | None = 48
+    history_turns: int | None = field(default=None, metadata={"help": "earlier turns kept (none = all that fit)"})
+    history_answers: bool = True
+    val_max_tables: int | None = field(default=None, metadata={"help": "cap on val tables (quick runs)"})
+    cache_dir: str | None = field(default="runs/cache", metadata={"help": "cell embedding cache for mining"})
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}")
+        if self.hard_negative_miner not in MINERS:
+            raise ValueError(f"hard_negative_miner must be one of {MINERS}")
+
+    def text_settings(self) -> CellTextSettings:
+        return CellTextSettings(row_context=self.row_context, passages=self.use_passages,
+                                max_passage_words=self.max_passage_words, history_turns=self.history_turns,
+                                history_answers=self.history_answers)
+
+
+def make_validation(args: StateTrackerArguments, tables: dict, passages: dict, questions: list,
+                    settings: CellTextSettings):
+    conversations = build_conversations(questions, tables, "val")[: args.val_max_tables]
+    turns = [(c.table_id, prev, t) for c in conversations for prev, t in dialogue_turns(c) if t.targets]
+
+    def evaluate(encoder: DualEncoder) -> dict[str, float]:
+        tracker = CellStateTracker(encoder, settings)
+        tracker.index_tables([tables[c.table_id] for c in conversations], passages,
+                             batch_size=args.per_device_eval_batch_size)
+        ranked = tracker.rank_texts([tracker.history(p, t.query) for _, p, t in turns], [u for u, *_ in turns], 10)
+        return ranking_metrics(([i[1:] for i, _ in r], set(t.targets)) for r, (_, _, t) in zip(ranked, turns))
+
+    return evaluate
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(StateTrackerArguments, argv)
+    accelerator = make_accelerator(args)
+    settings = args.text_settings()
+    tables = load_tables(args.data_file("tables"))
+    passages_file = Path(args.data_file("passages"))
+    passages = load_passages(passages_file) if args.use_passages and passages_file.is_file() else {}
+    questions = load_questions(args.data_file("questions"))
+    encoder = DualEncoder.from_backbone(
+        args.model_name_or_path, shared=args.shared_encoder, pooling=args.pooling, normalize=args.normalize,
+        temperature=args.temperature, max_query_length=args.max_query_length,
+        max_document_length=args.max_document_length)
+    tracker = CellStateTracker(encoder, settings)
+    with accelerator.main_process_first():
+        examples, counts = build_triplets(
+            build_conversations(questions, tables, "train"), tables, tracker, passages, args.random_negatives,
+            args.hard_negatives, args.row_col_negatives, args.hard_negative_miner, args.seed, args.cache_dir)
+    examples = cap(examples, args.max_train_examples, args.seed)
+    accelerator.print(f"{len(examples)} training triplets; {dict(counts)}")
+    if accelerator.is_main_process:
+        Path(args.output_dir).mkdir(parents=True, exist_ok=True)
+        Path(args.output_dir, "training_data.json").write_text(json.dumps(
+            {"examples": len(examples), **counts}, indent=2))
+
+    contrastive = InBatchContrastiveLoss(args.temperature, False, args.gather_across_processes)
+
+    def compute_loss(model, batch):
+        anchors = model(batch["anchor"], "query")  # (B, D)
+        positives = model(batch["positive"], "document")  # (B, D)
+        negatives = model(batch["negatives"], "document")  # (B*K, D)
+        if args.loss == "triplet":
+            return triplet_margin_loss(anchors, positives, negatives.view(len(anchors), -1, anchors.shape[-1]),
+                                       args.margin)
+        ids = torch.cat([batch["pos_id"], batch["neg_ids"].flatten()])
+        return contrastive(anchors, torch.cat([positives, negatives]), ids)
+
+    results = train(args, accelerator, encoder, examples, TripletCollator(encoder), compute_loss,
+                    make_validation(args, tables, passages, questions, settings), project_name="state_tracker")
+    if accelerator.is_main_process:
+        for folder in (Path(args.output_dir), Path(args.output_dir) / "last"):
+            settings.save(folder)
+    return results
+
+
+if __name__ == "__main__":
+    main()
