@@ -55,7 +55,8 @@ def cache_key(identity: str, conversation: Conversation, params: GenerationParam
 class CachedBackend(LLMBackend):
     """Answers from ``path`` when it has them; asks ``backend`` for the rest and stores its successes.
 
-    A cache hit comes back with ``cached=True`` and ``latency_s`` of the lookup, not of the original call.
+    A cache hit comes back with ``cached=True``, ``attempts=0`` and ``latency_s`` of the lookup, not of
+    the original call.
     """
 
     def __init__(self, backend: LLMBackend, path: str | Path):

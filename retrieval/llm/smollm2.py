@@ -56,6 +56,7 @@ def ensure_smollm2(cache_dir: str | Path | None = None) -> Path:
     # Write beside the target and rename, so an interrupted or concurrent conversion never leaves a
     # half-written folder that later runs would take for a finished one.
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared like ~/.cache/huggingface
     try:
         lm.save_pretrained(staging)
         tokenizer.save_pretrained(staging)

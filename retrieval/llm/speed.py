@@ -1,0 +1,77 @@
+"""Load time and generation throughput of an LLM backend, printed as one JSON object.
+
+    python -m retrieval.llm.speed                                  # SmolLM2, its cached copy
+    python -m retrieval.llm.speed --fresh-conversion               # also time the GGUF conversion
+    python -m retrieval.llm.speed --spec '{"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8080/v1"}'
+
+Tokens/s counts generated tokens (``completion_tokens``) over the wall time of the call: one
+conversation alone, then ``--batch-size`` conversations in one call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+
+from retrieval.llm.factory import load_backend
+
+TOPICS = ["football clubs", "rivers", "volcanoes", "chess openings", "jazz", "bridges", "comets", "libraries"]
+
+
+def _conversation(topic: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Write a long paragraph about {topic}."}]
+
+
+def _throughput(backend, conversations, max_new_tokens: int) -> dict:
+    start = time.perf_counter()
+    results = backend.generate(conversations, max_new_tokens=max_new_tokens)
+    wall = time.perf_counter() - start
+    tokens = sum(r.completion_tokens or 0 for r in results)
+    return {
+        "conversations": len(results),
+        "ok": sum(r.ok for r in results),
+        "tokens": tokens,
+        "wall_s": round(wall, 2),
+        "tokens_per_s": round(tokens / wall, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spec", default="smollm2", help="backend spec: a name like 'smollm2' or a JSON mapping")
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument(
+        "--fresh-conversion",
+        action="store_true",
+        help="SmolLM2 only: convert the GGUF into a new temp folder first and time it",
+    )
+    args = parser.parse_args(argv)
+    spec = json.loads(args.spec) if args.spec.lstrip().startswith("{") else args.spec
+    report: dict = {"spec": spec}
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.fresh_conversion:
+            from retrieval.llm.smollm2 import ensure_smollm2
+
+            start = time.perf_counter()
+            ensure_smollm2(scratch)
+            report["convert_s"] = round(time.perf_counter() - start, 2)
+            spec = {"backend": "smollm2", "cache_dir": scratch}
+        start = time.perf_counter()
+        backend = load_backend(spec)
+        report["load_s"] = round(time.perf_counter() - start, 2)
+        report["model"] = backend.identity
+        backend.generate([_conversation("warm-up")], max_new_tokens=4)
+        report["single"] = _throughput(backend, [_conversation(TOPICS[0])], args.max_new_tokens)
+        batch = [_conversation(TOPICS[i % len(TOPICS)]) for i in range(args.batch_size)]
+        if hasattr(backend, "batch_size"):
+            backend.batch_size = args.batch_size
+        report["batch"] = _throughput(backend, batch, args.max_new_tokens)
+    print(json.dumps(report, indent=2))
+    return report
+
+
+if __name__ == "__main__":
+    main()
