@@ -91,3 +91,23 @@ def test_config_overrides_are_typed(tmp_path):
     assert args.max_train_steps is None and args.shared_encoder is False
     with pytest.raises(SystemExit):
         parse_args(dtr.DTRArguments, ["--num_train_epochs", "many"])
+
+
+def test_hard_negatives_are_mined_and_collated(tiny_backbone, tiny_ottqa, tmp_path):
+    from models.dual_encoder import DualEncoder
+    from retrieval.linearize import table_text
+    from retrieval.ottqa import load_tables
+    from train.data import PairCollator
+
+    args = dtr.DTRArguments(data_dir=str(tiny_ottqa), hard_negatives=2)
+    tables = load_tables(args.data_file("tables"))
+    pairs = dtr.build_pairs(args, tables, dtr.TableTextSettings())
+    uids = sorted(tables)
+    for p in pairs:
+        assert len(p["negatives"]) == 2 and p["doc_id"] not in p["negative_ids"]
+        assert p["negatives"][0] == table_text(tables[uids[p["negative_ids"][0]]])
+    batch = PairCollator(DualEncoder.from_backbone(tiny_backbone))(pairs[:3])
+    assert batch["query"]["input_ids"].shape[0] == 3 and batch["document"]["input_ids"].shape[0] == 9
+    assert batch["doc_id"][:3].tolist() == [p["doc_id"] for p in pairs[:3]]
+    results = run(tiny_backbone, tiny_ottqa, tmp_path / "hn", "--hard_negatives", "1", "--max_train_steps", "2")
+    assert results["steps"] == 2

@@ -23,6 +23,7 @@ from eval.metrics import ranking_metrics  # noqa: E402
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss  # noqa: E402
 from retrieval.benchmark import table_split  # noqa: E402
+from retrieval.bm25 import BM25Retriever  # noqa: E402
 from retrieval.ottqa import load_questions, load_tables  # noqa: E402
 from retrieval.synthetic import pseudo_queries  # noqa: E402
 from retrieval.table_retriever import DenseTableRetriever, TableTextSettings  # noqa: E402
@@ -40,6 +41,7 @@ class DTRArguments(TrainingArguments):
     synthetic_per_table: int = field(default=0, metadata={"help": "pseudo-queries per table outside val/test"})
     max_synthetic_examples: int | None = None
     val_distractors: int = field(default=1000, metadata={"help": "extra tables in the validation pool"})
+    hard_negatives: int = field(default=0, metadata={"help": "BM25-mined wrong tables per pair"})
 
 
 def build_pairs(args: DTRArguments, tables: dict, settings: TableTextSettings) -> list[dict]:
@@ -55,7 +57,19 @@ def build_pairs(args: DTRArguments, tables: dict, settings: TableTextSettings) -
                      for uid in uids if table_split(uid) == "train"
                      for text in pseudo_queries(tables[uid], args.synthetic_per_table, rng)]
         pairs += cap(synthetic, args.max_synthetic_examples, args.seed)
+    if args.hard_negatives:
+        add_bm25_negatives(pairs, uids, [settings.text(tables[u]) for u in uids], args.hard_negatives)
     return pairs
+
+
+def add_bm25_negatives(pairs: list[dict], uids: list[str], texts: list[str], n: int) -> None:
+    """Give each pair the ``n`` best BM25 tables other than its own, as hard negatives."""
+    bm25 = BM25Retriever(texts, list(range(len(uids))))
+    ranked = bm25.search([p["query"] for p in pairs], n + 1)
+    for pair, hits in zip(pairs, ranked):
+        wrong = [i for i, _ in hits if i != pair["doc_id"]][:n]
+        pair["negatives"] = [texts[i] for i in wrong]
+        pair["negative_ids"] = wrong
 
 
 def make_validation(args: DTRArguments, tables: dict, settings: TableTextSettings):
