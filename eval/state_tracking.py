@@ -1,0 +1,203 @@
+"""Evaluate the coarse cell state tracker: BM25, the untuned encoder and the trained tracker side by side.
+
+    python -m eval.state_tracking --checkpoint runs/state_tracker [--dtr runs/dtr] [--questions FILE]
+        [--tables FILE] [--passages FILE] [--split test] [--output runs/state_tracker/eval_state_tracking.json]
+    python -m eval.state_tracking --checkpoint runs/state_tracker --hybridialogue experimental_data.json
+
+Every turn of every OTT-QA conversation of the split is a query: its anchor is the earlier
+turns (with their reference answers) and the current query, its candidates the cells of a
+table, its target the answer cell(s). Two settings: "gold_table" (the conversation's own
+table) and "dtr_table" (the table the DTR retrieves for the conversation's first query, from
+every table of ``--tables``; a missed table is a missed turn). ``--dtr untuned`` uses the
+untuned encoder as the DTR. With ``--hybridialogue`` each turn ranks its own candidates
+(``possible_next_cands_ids``, their ``linearized_input``) instead.
+
+Turns whose answer cells all lie outside the table cannot be scored: they are counted
+(``turns_without_valid_answer_cell``), not scored. Empty cells, ragged tables and links
+without a passage are counted in ``cells``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from eval.metrics import ranking_metrics
+from eval.report import print_table
+from models.dual_encoder import DualEncoder
+from retrieval.benchmark import BenchmarkReport, build_conversations
+from retrieval.bm25 import BM25Retriever
+from retrieval.embedding_cache import cached_document_embeddings
+from retrieval.hybridialogue import load_hybridialogue
+from retrieval.index import DenseIndex
+from retrieval.ottqa import load_passages, load_questions, load_tables
+from retrieval.state_tracker import CellStateTracker, dialogue_turns
+from retrieval.table_retriever import DenseTableRetriever
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ottqa"
+COLUMNS = ["mrr@10", "top1", "top3", "top10"]
+K = 10
+
+
+def _by_position(ranked: list[list], relevant: list[set], positions: list[int]) -> dict[str, dict]:
+    """Metrics per turn position: "turn1", "turn2", "turn3", "turn4+"."""
+    groups: dict[str, list] = {}
+    for r, rel, p in zip(ranked, relevant, positions):
+        groups.setdefault(f"turn{p + 1}" if p < 3 else "turn4+", []).append((r, rel))
+    return {name: ranking_metrics(pairs) for name, pairs in sorted(groups.items())}
+
+
+def _metrics(ranked: list[list], relevant: list[set], positions: list[int]) -> dict:
+    return {**ranking_metrics(zip(ranked, relevant)), "by_turn": _by_position(ranked, relevant, positions)}
+
+
+def _trackers(checkpoint: str | None, baseline: str) -> dict[str, CellStateTracker]:
+    trained = CellStateTracker.from_pretrained(checkpoint) if checkpoint else None
+    cfg = trained.encoder.config if trained else None
+    untuned = DualEncoder.from_backbone(baseline, **({"max_query_length": cfg.max_query_length,
+                                                      "max_document_length": cfg.max_document_length} if cfg else {}))
+    out = {"untuned": CellStateTracker(untuned, trained.settings if trained else None)}
+    if trained:
+        out["tracker"] = trained
+    return out
+
+
+def dtr_tables(dtr: str, baseline: str, tables: dict, queries: list[str], cache_dir: str | None,
+               batch_size: int) -> list[str]:
+    """The DTR's top table (uid) for each query, from every table in ``tables``."""
+    retriever = (DenseTableRetriever(DualEncoder.from_backbone(baseline)) if dtr == "untuned"
+                 else DenseTableRetriever.from_pretrained(dtr))
+    uids = sorted(tables)
+    emb = cached_document_embeddings(retriever.encoder, [retriever.settings.text(tables[u]) for u in uids],
+                                     cache_dir, batch_size=batch_size)
+    retriever.index = DenseIndex.build(emb, uids, encoder_id=retriever.encoder.identity)
+    return [r[0][0] if r else "" for r in retriever.retrieve(queries, k=1)]
+
+
+def evaluate_ottqa(checkpoint: str | None, tables_path: str, questions_path: str, passages_path: str | None,
+                   split: str | None, baseline: str, dtr: str | None, cache_dir: str | None,
+                   batch_size: int = 64) -> dict:
+    started = time.perf_counter()
+    tables = load_tables(tables_path)
+    passages = load_passages(passages_path) if passages_path and Path(passages_path).is_file() else {}
+    report = BenchmarkReport()
+    conversations = build_conversations(load_questions(questions_path), tables, split, report)
+    turns = [(c, p, t) for c in conversations for p, t in dialogue_turns(c)]
+    positions = [len(p) for _, p, _ in turns]
+    scored = [i for i, (*_, t) in enumerate(turns) if t.targets]
+    relevant = [{(c.table_id, r, col) for r, col in t.targets} for c, _, t in turns]
+    eval_tables = [tables[c.table_id] for c in conversations]
+
+    trackers = _trackers(checkpoint, baseline)
+    ranked: dict[str, list[list]] = {}
+    stats = None
+    for name, tracker in trackers.items():
+        stats = tracker.index_tables(eval_tables, passages, batch_size=batch_size, cache_dir=cache_dir,
+                                     show_progress_bar=True)
+        anchors = [tracker.history(p, t.query) for _, p, t in turns]
+        ranked[name] = [[i for i, _ in r] for r in tracker.rank_texts(anchors, [c.table_id for c, *_ in turns], K,
+                                                                        batch_size)]
+    # BM25 over the same cell texts and anchors as the encoders (and over the current query alone).
+    first = next(iter(trackers.values()))
+    ids, texts, _ = first.cells(eval_tables, passages)
+    bm25 = BM25Retriever(texts, ids)
+    for name, anchors in (("bm25", [first.history(p, t.query) for _, p, t in turns]),
+                          ("bm25 (query only)", [t.query for *_, t in turns])):
+        ranked[name] = [[i for i, _ in bm25.search([a], K, subset=first.cells_of[c.table_id])[0]]
+                        for a, (c, *_) in zip(anchors, turns)]
+    order = ["bm25", "bm25 (query only)", "untuned"] + (["tracker"] if "tracker" in trackers else [])
+
+    def score(kept: Sequence[bool]) -> dict:
+        return {m: _metrics([ranked[m][i] if kept[i] else [] for i in scored], [relevant[i] for i in scored],
+                            [positions[i] for i in scored]) for m in order}
+
+    results: dict = {"gold_table": score([True] * len(turns))}
+    if dtr:
+        first_query = {c.conv_id: c.turns[0].query for c in conversations}
+        found = dict(zip(first_query, dtr_tables(dtr, baseline, tables, list(first_query.values()), cache_dir,
+                                                 batch_size)))
+        hit = [found[c.conv_id] == c.table_id for c, *_ in turns]
+        results["dtr_table"] = score(hit)
+        results["dtr_table"]["_table_found"] = {
+            "dtr": dtr, "conversations": len(conversations),
+            "conversations_with_table_found": sum(found[c.conv_id] == c.table_id for c in conversations),
+            "pool_tables": len(tables)}
+    results["_data"] = {
+        "split": split, "conversations": len(conversations), "turns": len(turns), "turns_scored": len(scored),
+        "tables": len(eval_tables), "cells": stats.as_dict() if stats else {}, "checkpoint": checkpoint,
+        "baseline": baseline, "settings": vars(first.settings), **report.as_dict(),
+        "runtime_s": round(time.perf_counter() - started, 1)}
+    return results
+
+
+def evaluate_hybridialogue(checkpoint: str | None, path: str, baseline: str, cache_dir: str | None,
+                           batch_size: int = 64) -> dict:
+    """Rank each turn's own candidates (HybriDialogue's ``possible_next_cands_ids``)."""
+    hd = load_hybridialogue(path)
+    turns = [(p, t) for c in hd.conversations for p, t in dialogue_turns(c)
+             if hd.turn_correct.get(t.turn_id) and hd.turn_candidates.get(t.turn_id)]
+    ids = sorted(hd.candidates)
+    texts = [hd.candidates[i].text for i in ids]
+    subsets = [hd.turn_candidates[t.turn_id] for _, t in turns]
+    relevant = [set(hd.turn_correct[t.turn_id]) for _, t in turns]
+    positions = [len(p) for p, _ in turns]
+    ranked = {}
+    trackers = _trackers(checkpoint, baseline)
+    for name, tracker in trackers.items():
+        enc = tracker.encoder
+        index = DenseIndex.build(cached_document_embeddings(enc, texts, cache_dir, batch_size), ids)
+        queries = enc.encode_queries([tracker.history(p, t.query) for p, t in turns], batch_size)
+        ranked[name] = [[i for i, _ in index.search(q[None], K, subset=s)[0]] for q, s in zip(queries, subsets)]
+    first = next(iter(trackers.values()))
+    bm25 = BM25Retriever(texts, ids)
+    ranked["bm25"] = [[i for i, _ in bm25.search([first.history(p, t.query)], K, subset=s)[0]]
+                      for (p, t), s in zip(turns, subsets)]
+    order = ["bm25", "untuned"] + (["tracker"] if "tracker" in trackers else [])
+    turns_all = sum(len(c.turns) for c in hd.conversations)
+    return {"own_candidates": {m: _metrics(ranked[m], relevant, positions) for m in order},
+            "_data": {"file": path, "conversations": len(hd.conversations), "turns": turns_all,
+                      "turns_scored": len(turns), "turns_without_correct_candidate": turns_all - len(turns),
+                      "mean_candidates": sum(map(len, subsets)) / max(len(subsets), 1)}}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", help="trained tracker folder (omit to compare BM25 and the untuned encoder)")
+    p.add_argument("--dtr", help="DTR folder, or 'untuned', for the end-to-end setting (omit to skip it)")
+    p.add_argument("--tables", default=str(DATA / "tables.jsonl"))
+    p.add_argument("--questions", default=str(DATA / "questions_dev.json"))
+    p.add_argument("--passages", default=str(DATA / "passages_dev.jsonl"), help="linked page intros ('' for none)")
+    p.add_argument("--hybridialogue", help="a HybriDialogue experimental_data.json: rank its own candidates")
+    p.add_argument("--split", default="test", help="train, val, test or all")
+    p.add_argument("--baseline", default="packaged:minilm", help="the untuned encoder")
+    p.add_argument("--cache-dir", default="runs/cache", help="cell and table embedding cache ('' to disable)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--output", help="JSON file for the results")
+    a = p.parse_args(argv)
+    cache = a.cache_dir or None
+    if a.hybridialogue:
+        results = evaluate_hybridialogue(a.checkpoint, a.hybridialogue, a.baseline, cache, a.batch_size)
+    else:
+        results = evaluate_ottqa(a.checkpoint, a.tables, a.questions, a.passages or None,
+                                 None if a.split == "all" else a.split, a.baseline, a.dtr, cache, a.batch_size)
+    n = results["_data"]["turns_scored"]
+    for setting, rows in results.items():
+        if setting.startswith("_"):
+            continue
+        print_table(f"{setting} ({n} turns)", {m: v for m, v in rows.items() if not m.startswith("_")}, COLUMNS)
+        best = "tracker" if "tracker" in rows else "untuned"
+        print_table(f"{setting}, {best}, turn by turn", rows[best]["by_turn"], COLUMNS)
+        if "_table_found" in rows:
+            print(json.dumps(rows["_table_found"]))
+    print(json.dumps(results["_data"]))
+    if a.output:
+        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.output).write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The cell state tracker: ranking within one table, save/load, training end to end, evaluation."""
+
+import json
+from pathlib import Path
+
+import pytest
+from accelerate.state import AcceleratorState
+
+from eval import state_tracking
+from models.dual_encoder import DualEncoder
+from retrieval.benchmark import table_split
+from retrieval.cell_text import CellTextSettings
+from retrieval.state_tracker import CellStateTracker
+from retrieval.types import Cell, Table
+from train import state_tracker as train_st
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _uids(split: str, n: int) -> list[str]:
+    out, i = [], 0
+    while len(out) < n:
+        if table_split(f"tbl_{i}") == split:
+            out.append(f"tbl_{i}")
+        i += 1
+    return out
+
+
+def _table(uid: str, k: int) -> dict:
+    rows = [[[f"player{k}_{r}", [f"/wiki/P{k}_{r}"]], [f"club{r}", []], [str(r + k), []]] for r in range(4)]
+    rows[1][1] = ["", []]  # an empty cell
+    rows[2].append(["note", []])  # a ragged row
+    return {"uid": uid, "title": f"{uid} squad", "section_title": "", "section_text": "", "intro": "",
+            "header": [["Player", []], ["Club", []], ["Goals", []]], "data": rows}
+
+
+@pytest.fixture(scope="module")
+def tiny_ottqa(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("data")
+    (root / "ottqa").mkdir()
+    tables, questions, passages = [], [], []
+    for split, n in (("train", 6), ("val", 2), ("test", 2)):
+        for k, uid in enumerate(_uids(split, n)):
+            tables.append(_table(uid, k))
+            passages.append({"table_id": uid, "passages": {f"/wiki/P{k}_{r}": f"player{k}_{r} is a striker"
+                                                           for r in range(4)}})
+            for r in range(3):
+                questions.append({"question_id": f"{uid}_{r}", "question": f"how many goals did player{k}_{r} score",
+                                  "table_id": uid, "answer-text": str(r + k),
+                                  "answer-node": [[str(r + k), [r, 2], None, "table"]]})
+            # An answer node outside the table: counted, never a crash.
+            questions.append({"question_id": f"{uid}_out", "question": "who is missing", "table_id": uid,
+                              "answer-text": "x", "answer-node": [["x", [99, 0], None, "table"]]})
+    for name, rows in (("tables.jsonl", tables), ("passages_dev.jsonl", passages)):
+        (root / "ottqa" / name).write_text("".join(json.dumps(x) + "\n" for x in rows))
+    (root / "ottqa" / "questions_dev.json").write_text(json.dumps(questions))
+    return root
+
+
+def _tables() -> list[Table]:
+    return [Table("a", "A", ["Name", "Team"], [[Cell("ann"), Cell("reds")], [Cell("bob"), Cell("blues")]]),
+            Table("b", "B", ["Name", "Team"], [[Cell("cy"), Cell("")], [Cell("dee")]])]
+
+
+def test_rank_searches_only_the_given_table(tiny_backbone, tmp_path):
+    tracker = CellStateTracker(DualEncoder.from_backbone(tiny_backbone), CellTextSettings(history_turns=1))
+    stats = tracker.index_tables(_tables(), cache_dir=tmp_path / "cache")
+    assert (stats.tables, stats.cells, stats.empty_cells, stats.ragged_tables) == (2, 7, 1, 1)
+    ranked = tracker.rank([("who plays for reds", "ann")], "which team", "b", k=10)
+    assert sorted(i for i, _ in ranked) == [("b", 0, 0), ("b", 0, 1), ("b", 1, 0)]
+    assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+    assert tracker.rank([], "q", "unknown table") == []
+
+    tracker.save_pretrained(tmp_path / "ckpt")
+    tracker.save_index(tmp_path / "index")
+    loaded = CellStateTracker.from_pretrained(tmp_path / "ckpt")
+    assert loaded.settings == tracker.settings
+    loaded.load_index(tmp_path / "index")
+    again = loaded.rank([("who plays for reds", "ann")], "which team", "b", k=10)
+    assert [i for i, _ in again] == [i for i, _ in ranked]
+    assert [s for _, s in again] == pytest.approx([s for _, s in ranked], abs=1e-5)
+
+
+def _train(tiny_backbone, data, out, *extra):
+    AcceleratorState._reset_state(True)
+    return train_st.main(["--data_dir", str(data), "--output_dir", str(out), "--model_name_or_path", tiny_backbone,
+                          "--per_device_train_batch_size", "4", "--max_train_steps", "4", "--learning_rate", "1e-3",
+                          "--num_warmup_steps", "1", "--max_document_length", "32", "--max_query_length", "32",
+                          "--cache_dir", "none", *extra])
+
+
+@pytest.mark.parametrize("loss", ["triplet", "contrastive"])
+def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottqa, tmp_path, loss):
+    out = tmp_path / "run"
+    results = _train(tiny_backbone, tiny_ottqa, out, "--loss", loss, "--row_context", "row")
+    written = json.loads((out / "all_results.json").read_text())
+    assert results["steps"] == written["steps"] == 4 and "mrr@10" in written["epochs"][-1]
+    data = json.loads((out / "training_data.json").read_text())
+    assert data["examples"] == 18 and data["turns_without_answer_cell"] == 6
+    assert data["cells_empty_cells"] == 6 and data["cells_ragged_tables"] == 6
+    tracker = CellStateTracker.from_pretrained(out)
+    assert tracker.settings.row_context == "row"
+    assert CellStateTracker.from_pretrained(out / "last").settings == tracker.settings
+
+
+def test_model_mined_negatives(tiny_backbone, tiny_ottqa, tmp_path):
+    results = _train(tiny_backbone, tiny_ottqa, tmp_path / "run", "--hard_negative_miner", "model",
+                     "--max_train_steps", "1")
+    assert results["steps"] == 1
+
+
+def test_evaluation_compares_methods_in_both_settings(tiny_backbone, tiny_ottqa, tmp_path):
+    _train(tiny_backbone, tiny_ottqa, tmp_path / "run")
+    ottqa = tiny_ottqa / "ottqa"
+    results = state_tracking.main([
+        "--checkpoint", str(tmp_path / "run"), "--dtr", "untuned", "--baseline", tiny_backbone,
+        "--tables", str(ottqa / "tables.jsonl"), "--questions", str(ottqa / "questions_dev.json"),
+        "--passages", str(ottqa / "passages_dev.jsonl"), "--cache-dir", str(tmp_path / "cache"),
+        "--output", str(tmp_path / "eval.json")])
+    assert json.loads((tmp_path / "eval.json").read_text()) == json.loads(json.dumps(results))
+    data = results["_data"]
+    assert (data["conversations"], data["turns"], data["turns_scored"]) == (2, 8, 6)
+    assert data["answer_cells_outside_table"] == 2 and data["turns_without_valid_answer_cell"] == 2
+    assert data["cells"]["empty_cells"] == 2 and data["cells"]["ragged_tables"] == 2
+    for setting in ("gold_table", "dtr_table"):
+        assert set(results[setting]) >= {"bm25", "bm25 (query only)", "untuned", "tracker"}
+        for m in ("bm25", "untuned", "tracker"):
+            assert results[setting][m]["n"] == 6 and 0 <= results[setting][m]["top1"] <= 1
+    for m in ("bm25", "untuned", "tracker"):  # a missed table is a missed turn
+        for metric in ("mrr@10", "top1", "top3", "top10"):
+            assert results["dtr_table"][m][metric] <= results["gold_table"][m][metric]
+    assert results["gold_table"]["tracker"]["by_turn"]["turn1"]["n"] == 2
+    assert 0 <= results["dtr_table"]["_table_found"]["conversations_with_table_found"] <= 2
+
+
+def test_evaluation_on_hybridialogue_candidates(tiny_backbone, tmp_path):
+    results = state_tracking.main(["--hybridialogue", str(FIXTURES / "hybridialogue_small.json"),
+                                   "--baseline", tiny_backbone, "--cache-dir", ""])
+    rows = results["own_candidates"]
+    assert rows["bm25"]["n"] == rows["untuned"]["n"] == 2
+    assert rows["untuned"]["top3"] == 1.0  # every turn has at most 3 candidates
