@@ -1,6 +1,6 @@
 """Every prompt template in one place, and the cTBLS response prompt builder.
 
-cTBLS' fine state tracking and response step (Sundar & Heck, 2023, Sec. 3.3) prompts an LLM with the
+cTBLS' fine state tracking and response step (Sundar & Heck, NLP4ConvAI 2023) prompts an LLM with the
 dialogue history, the top-k cells ranked by the coarse state tracker, and the current query. Knowledge
 is cut to a token budget (counted with the backend's tokenizer, ``backend.count_tokens``, or whitespace
 words); the paper's optional stop-word removal lets more of it fit.
@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 RESPONSE_SYSTEM_PROMPT = (
-    "You are a helpful assistant answering questions about a table in a conversation. "
-    "Use the knowledge, most relevant first, and the dialogue history to answer the query. "
-    "Answer briefly, in one or two sentences."
+    "You are a helpful assistant answering questions about a table. Use the knowledge, most relevant "
+    "first, and the conversation so far to answer the query briefly, in one sentence."
 )
 
-# The user message: its sections are left out when empty (no history on the first turn; no knowledge
-# in the paper's "no knowledge" setting).
+# Sections of the prompt text, each left out when empty (no history on the first turn, or when the
+# history goes as chat turns; no knowledge in the paper's "no knowledge" setting).
 RESPONSE_HISTORY_TEMPLATE = "Dialogue history:\n{history}"
 RESPONSE_TURN_TEMPLATE = "User: {query}\nAssistant: {answer}"
 RESPONSE_KNOWLEDGE_TEMPLATE = "Knowledge:\n{knowledge}"
@@ -103,10 +102,11 @@ def build_response_prompt(
     count_tokens: TokenCounter = whitespace_token_count,
     drop_stop_words: bool = False,
 ) -> str:
-    """The user message of the cTBLS response prompt.
+    """The cTBLS response prompt as one text: dialogue history, ranked knowledge, query.
 
     ``history`` holds the earlier turns as (query, answer) pairs, oldest first; ``knowledge`` the
     ranked cells' text, best first. Stop words are removed (when asked) before the budget is applied.
+    Empty sections are left out.
     """
     if drop_stop_words:
         knowledge = [remove_stop_words(k) for k in knowledge]
@@ -131,13 +131,17 @@ def build_response_messages(
     count_tokens: TokenCounter = whitespace_token_count,
     drop_stop_words: bool = False,
     system_prompt: str | None = RESPONSE_SYSTEM_PROMPT,
+    history_as_turns: bool = True,
 ) -> list[dict[str, str]]:
-    """Chat messages for one cTBLS response: an optional system message, then the user prompt.
+    """Chat messages for one cTBLS response.
 
-    Pass ``count_tokens=backend.count_tokens`` to budget knowledge in the backend's own tokens.
+    By default the earlier turns are real user/assistant messages and the last user message holds the
+    knowledge and the query: small chat models (SmolLM2) otherwise continue the transcript's format
+    instead of answering. ``history_as_turns=False`` gives the paper's layout, everything in one
+    prompt. Pass ``count_tokens=backend.count_tokens`` to budget knowledge in the backend's tokens.
     """
     prompt = build_response_prompt(
-        history,
+        [] if history_as_turns else history,
         knowledge,
         query,
         knowledge_budget=knowledge_budget,
@@ -145,4 +149,7 @@ def build_response_messages(
         drop_stop_words=drop_stop_words,
     )
     messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    if history_as_turns:
+        for q, a in history:
+            messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
     return [*messages, {"role": "user", "content": prompt}]

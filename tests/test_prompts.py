@@ -17,14 +17,23 @@ CELLS = [
 ]
 
 
-def test_messages_hold_history_ranked_knowledge_and_query():
+def test_messages_hold_history_turns_then_ranked_knowledge_and_query():
     messages = build_response_messages([("Which club?", "Liverpool."), ("Founded?", "1892.")], CELLS[:2], "Where?")
-    assert messages[0] == {"role": "system", "content": RESPONSE_SYSTEM_PROMPT}
-    assert messages[1]["role"] == "user"
+    assert messages[:5] == [
+        {"role": "system", "content": RESPONSE_SYSTEM_PROMPT},
+        {"role": "user", "content": "Which club?"},
+        {"role": "assistant", "content": "Liverpool."},
+        {"role": "user", "content": "Founded?"},
+        {"role": "assistant", "content": "1892."},
+    ]
+    assert messages[5] == {"role": "user", "content": f"Knowledge:\n[1] {CELLS[0]}\n[2] {CELLS[1]}\n\nQuery: Where?"}
+
+
+def test_paper_layout_puts_everything_in_one_prompt():
+    messages = build_response_messages([("Which club?", "Liverpool.")], CELLS[:1], "Where?", history_as_turns=False)
+    assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[1]["content"] == (
-        "Dialogue history:\nUser: Which club?\nAssistant: Liverpool.\nUser: Founded?\nAssistant: 1892.\n\n"
-        f"Knowledge:\n[1] {CELLS[0]}\n[2] {CELLS[1]}\n\n"
-        "Query: Where?"
+        f"Dialogue history:\nUser: Which club?\nAssistant: Liverpool.\n\nKnowledge:\n[1] {CELLS[0]}\n\nQuery: Where?"
     )
 
 
