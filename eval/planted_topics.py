@@ -1,0 +1,116 @@
+"""Documents about known topics, generated from templates, to plant into real conversation logs at known rates.
+
+Five topics that the LoCoMo / Zyphra conversations do not discuss (electric cars, cryptocurrency, the
+metaverse, home solar power, a local election). A sentence is a conversational *frame* filled with one of
+the topic's subjects or claims, so the same topic is said in many ways; frames are split in two disjoint
+halves, one to calibrate thresholds on and one to evaluate on. Near misses share the topic's surface words
+without being about it ("my car broke down", "the solar eclipse"): they count as not relevant.
+
+Rate patterns say how a topic's share of the utterances changes over a log's time span (position t in
+[0, 1]): rising, falling, a spike, flat, and absent-then-appearing (a step). None of this is tuned to a method.
+"""
+
+from __future__ import annotations
+
+import random
+
+FRAMES = [
+    "I've been reading a lot about {s} lately.",
+    "Did you see the news about {s}? Apparently {c}.",
+    "My cousin won't stop talking about {s}.",
+    "Honestly, {c}.",
+    "I keep thinking about {s}. What's your take?",
+    "We had a long debate about {s} at work today.",
+    "Someone told me {c}, can you believe it?",
+    "Have you ever looked into {s}?",
+    "A friend of mine just got into {s} and loves it.",
+    "I'm not sure about {s}; {c}.",
+    "Random thought, but {c}.",
+    "By the way, any opinion on {s}? I heard {c}.",
+    "There was a podcast about {s} on my drive this morning.",
+    "Funny, my dad asked me about {s} yesterday.",
+    "I'm starting to wonder if {c}.",
+    "Everyone at the gym was going on about {s}.",
+]
+CALIBRATION_FRAMES = FRAMES[0::2]
+TEST_FRAMES = FRAMES[1::2]
+
+TOPICS: dict[str, dict[str, list[str] | str]] = {
+    "electric_cars": {
+        "query": "electric cars",
+        "subjects": ["electric cars", "EVs", "my neighbour's new Tesla", "electric vehicles",
+                     "charging stations for electric cars", "a plug-in hybrid", "switching to an electric car"],
+        "claims": ["the battery range of electric cars keeps getting better",
+                   "charging an EV at home costs less than filling up with gas",
+                   "there still aren't enough fast chargers for electric cars on the highway",
+                   "electric car prices dropped a lot this year", "Tesla cut the price of the Model 3 again"],
+        "near_misses": ["My car broke down on the highway again.", "The electricity bill was huge this month.",
+                        "We took the bus downtown because parking is impossible."],
+    },
+    "crypto": {
+        "query": "cryptocurrency",
+        "subjects": ["bitcoin", "cryptocurrency", "crypto trading", "Ethereum", "a crypto wallet", "NFTs",
+                     "buying crypto"],
+        "claims": ["bitcoin lost a third of its value in a week", "crypto exchanges keep collapsing",
+                   "everyone at the office is buying Ethereum now", "a crypto wallet got drained by hackers",
+                   "NFT prices have crashed"],
+        "near_misses": ["I found an old coin collection in my grandpa's attic.",
+                        "The bank changed the password rules for online banking.",
+                        "I've been saving money for a new bike."],
+    },
+    "metaverse": {
+        "query": "the metaverse",
+        "subjects": ["the metaverse", "virtual reality headsets", "a VR headset", "virtual worlds",
+                     "Meta's metaverse plans", "meeting people in virtual reality"],
+        "claims": ["people are buying land in virtual worlds", "VR headsets are still too heavy to wear for long",
+                   "companies hold meetings in the metaverse now", "the metaverse is losing billions every quarter",
+                   "kids spend hours hanging out in virtual worlds"],
+        "near_misses": ["I read a great fantasy novel about another world.",
+                        "Our team meeting was online again today.", "My glasses need a new prescription."],
+    },
+    "solar": {
+        "query": "solar panels",
+        "subjects": ["solar panels", "rooftop solar", "a home battery for solar power", "solar energy",
+                     "putting panels on our roof", "community solar projects"],
+        "claims": ["our solar panels covered the whole electricity bill last month",
+                   "rooftop solar pays for itself in about eight years",
+                   "the government raised the subsidy for solar panels",
+                   "solar panels work even on cloudy days", "the installer mounted twenty panels on the roof"],
+        "near_misses": ["We watched the solar eclipse from the park.", "The sun was so hot at the beach today.",
+                        "The roof started leaking after the storm."],
+    },
+    "election": {
+        "query": "the local election",
+        "subjects": ["the mayoral election", "the city council vote", "the local election", "the candidates' debate",
+                     "voting in the local election", "the ballot measure on the school budget"],
+        "claims": ["the mayor is running for a third term", "turnout at the council vote was really low",
+                   "the challenger is ahead in the polls", "the debate between the candidates got heated",
+                   "early voting for the city election opens on Monday"],
+        "near_misses": ["We voted on where to go for dinner.", "The kids elected a new team captain.",
+                        "The town is repaving the main road."],
+    },
+}
+
+PATTERNS = ("rising", "falling", "spike", "flat", "step")
+
+
+def pattern_rate(pattern: str, t: float, peak: float, centre: float = 0.5) -> float:
+    """Share of utterances about the topic at time position ``t`` in [0, 1], for a pattern peaking at ``peak``."""
+    if pattern == "rising":
+        return peak * t
+    if pattern == "falling":
+        return peak * (1 - t)
+    if pattern == "spike":
+        return peak if abs(t - centre) <= 0.12 else peak / 10
+    if pattern == "flat":
+        return peak / 2
+    if pattern == "step":
+        return 0.0 if t < centre else peak
+    raise ValueError(f"unknown pattern {pattern!r}; choose from {PATTERNS}")
+
+
+def topic_sentence(topic: str, frames: list[str], rng: random.Random) -> str:
+    """One sentence about ``topic``: a random frame filled with a random subject and claim."""
+    spec = TOPICS[topic]
+    text = rng.choice(frames).format(s=rng.choice(spec["subjects"]), c=rng.choice(spec["claims"]))
+    return text[0].upper() + text[1:]

@@ -1,0 +1,370 @@
+"""Trend counts against known truth: topics planted at known per-period rates into real conversation logs.
+
+    python -m eval.trends --data ../shared/data --output runs/trends/eval.json
+    python -m eval.trends --logs 28 41 --calibration-log 26 --periods month session --llm-topics 2 \\
+        --output runs/trends/eval_llm.json
+
+For every Zyphra log (real LoCoMo conversations), five topics the conversations never discuss are planted
+as extra utterances inside the log's sessions, each topic with its own rate pattern over time (rising,
+falling, spike, flat, step; :mod:`eval.planted_topics`), plus near misses that share the topics' words.
+The truth for a topic is its planted utterances; the real utterances and near misses count as not relevant
+(where the encoder scores a real utterance above the threshold, that is reported as a false positive, not
+excused). Per period (day/week/month/session) it compares the estimated count with the true one: mean
+absolute error, Pearson and Spearman correlation of the two series, for
+
+- ``all_docs``: every document counts (Temporal Augmented Retrieval's relevance check, which always says yes);
+- ``topk_period``: the k closest documents of each period count; ``global_topk``: the K closest overall;
+- ``null``: the unsupervised calibrated threshold (alpha 0.01; 0.001 and 0.05 shown for sensitivity);
+- ``labelled``: the F1-best threshold on labelled examples from another log, planted with other sentence frames;
+- ``oracle_binary`` / ``oracle_stratified``: the LLM-confirmation searches with a perfect judge (the truth),
+  which isolates what the original's monotonicity assumption costs from what the judge gets wrong;
+- ``llm_stratified`` / ``llm_binary``: the same with the LLM as judge, on ``--llm-topics`` topics of the first
+  log only (the offline SmolLM2-135M runs ~15 tokens/s here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from eval.planted_topics import CALIBRATION_FRAMES, PATTERNS, TEST_FRAMES, TOPICS, pattern_rate, topic_sentence
+from retrieval.conversation_log import Utterance, load_log
+from retrieval.conversation_table import ConversationTable, utterance_frame
+from retrieval.embedding_cache import cached_document_embeddings
+from retrieval.index import DenseIndex
+from retrieval.relevance import (
+    binary_search_boundary,
+    confirm_stratified,
+    inversion_rate,
+    labelled_threshold,
+    llm_judge,
+    null_threshold,
+)
+from retrieval.trends import PERIOD_COLUMN, enumerate_periods, topic_scores
+
+DEFAULT_LOGS = ("28", "41", "42", "43", "44", "45", "47", "48")
+NULL_ALPHAS = (0.01, 0.001, 0.05)
+
+
+# ---- planting -------------------------------------------------------------------------------------------------
+def plant_topics(utterances: Sequence[Utterance], frames: list[str], rng: random.Random, peak: float = 0.08,
+                 near_miss_rate: float = 0.01) -> tuple[list[Utterance], dict[int, str], dict[str, dict]]:
+    """Add topic utterances (and near misses) to a log's sessions at pattern rates.
+
+    Returns the utterances (real + planted), truth (response_idx -> topic, or "near_miss:<topic>") and each
+    topic's pattern. A session at time position t in [0, 1] of the log gets Poisson(rate(t) * its size)
+    utterances of a topic, at uniform random times inside the session.
+    """
+    nrng = np.random.default_rng(rng.randrange(2**32))
+    by_session: dict[int, list[Utterance]] = {}
+    for u in utterances:
+        by_session.setdefault(u.session, []).append(u)
+    t0, t1 = min(u.timestamp for u in utterances), max(u.timestamp for u in utterances)
+    patterns = dict(zip(TOPICS, rng.sample(PATTERNS, len(PATTERNS))))
+    specs = {topic: {"pattern": p, "centre": round(rng.uniform(0.3, 0.7), 3), "peak": peak}
+             for topic, p in patterns.items()}
+    out, truth = list(utterances), {}
+    next_id = max(u.response_idx for u in utterances) + 1
+    for session, turns in sorted(by_session.items()):
+        start, end = turns[0].timestamp, turns[-1].timestamp
+        t = (start - t0) / (t1 - t0) if t1 > t0 else 0.0
+        speakers = sorted({u.speaker for u in turns})
+        for topic, spec in specs.items():
+            n_topic = nrng.poisson(pattern_rate(spec["pattern"], t, peak, spec["centre"]) * len(turns))
+            n_miss = nrng.poisson(near_miss_rate * len(turns))
+            texts = [(topic, topic_sentence(topic, frames, rng)) for _ in range(n_topic)]
+            texts += [(f"near_miss:{topic}", rng.choice(TOPICS[topic]["near_misses"])) for _ in range(n_miss)]
+            for label, text in texts:
+                offset = rng.uniform(0, max((end - start).total_seconds(), 60.0))
+                out.append(Utterance(next_id, session, rng.choice(speakers), start + timedelta(seconds=offset), text,
+                                     f"planted:{label}"))
+                truth[next_id] = label
+                next_id += 1
+    return out, truth, specs
+
+
+def build_table(utterances: Sequence[Utterance], encoder, cache_dir: str | None) -> ConversationTable:
+    """A conversation table whose real and planted texts are embedded (and cached) separately, so the
+    real log's embeddings are computed once however often it is planted into."""
+    real = [u for u in utterances if not u.turn_id.startswith("planted:")]
+    planted = [u for u in utterances if u.turn_id.startswith("planted:")]
+    parts = [cached_document_embeddings(encoder, [u.text for u in group], cache_dir, show_progress_bar=False)
+             for group in (real, planted) if group]
+    emb = np.concatenate(parts)  # (N, D), in the order real + planted
+    ids = [u.response_idx for u in real + planted]
+    index = DenseIndex.build(emb, ids, encoder_id=encoder.identity)
+    return ConversationTable(utterance_frame(utterances), index, encoder)
+
+
+# ---- metrics --------------------------------------------------------------------------------------------------
+def count_metrics(estimated: Sequence[float], true: Sequence[float]) -> dict[str, float | None]:
+    """MAE and bias of per-period counts, and Pearson / Spearman of the two series (None when either is constant)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    est, tru = np.asarray(estimated, dtype=float), np.asarray(true, dtype=float)
+    out: dict[str, float | None] = {"mae": float(np.abs(est - tru).mean()), "bias": float((est - tru).mean())}
+    varied = len(est) > 2 and np.ptp(est) > 0 and np.ptp(tru) > 0
+    out["pearson"] = float(pearsonr(est, tru).statistic) if varied else None
+    out["spearman"] = float(spearmanr(est, tru).statistic) if varied else None
+    return out
+
+
+def decision_metrics(selected: set, relevant: set, near_misses: set, n_real: int) -> dict[str, float | int]:
+    """Document-level precision / recall of a relevance decision, where its false positives come from, and the
+    share of the ``n_real`` unplanted utterances that pass (what the null threshold's alpha promises to bound)."""
+    tp = len(selected & relevant)
+    fp = selected - relevant
+    fp_other = len(fp - near_misses)
+    return {"precision": tp / len(selected) if selected else 0.0, "recall": tp / len(relevant) if relevant else 1.0,
+            "fp_near_miss": len(fp & near_misses), "fp_other": fp_other, "fn": len(relevant - selected),
+            "real_pass_rate": fp_other / n_real if n_real else 0.0}
+
+
+# ---- one log --------------------------------------------------------------------------------------------------
+def decisions_for_topic(scores: pd.Series, relevant: set, labelled_t: float | None, floor_alpha: float,
+                        seed: int) -> tuple[dict[str, pd.Series], dict]:
+    """Relevance weights (id -> [0, 1]) of the threshold methods and of the oracle-judged searches."""
+    out: dict[str, pd.Series] = {}
+    info: dict = {}
+    for alpha in NULL_ALPHAS:
+        t = null_threshold(scores.to_numpy(), alpha)
+        name = "null" if alpha == NULL_ALPHAS[0] else f"null@{alpha}"
+        out[name] = (scores >= t.value).astype(float)
+        info[f"threshold_{name}"] = t.value
+    if labelled_t is not None:
+        out["labelled"] = (scores >= labelled_t).astype(float)
+        info["threshold_labelled"] = labelled_t
+    floor = min(info["threshold_null"], null_threshold(scores.to_numpy(), floor_alpha).value)
+    cand = scores[scores >= floor].sort_values(ascending=False)
+    info["candidates"] = len(cand)
+    info["candidate_recall"] = len(set(cand.index) & relevant) / len(relevant) if relevant else 1.0
+    # How far true relevance is from monotone in the score, among the candidates (0 = monotone).
+    info["truth_inversion_rate"] = inversion_rate(cand.tolist(), [i in relevant for i in cand.index])
+
+    def oracle(texts):
+        return [t in relevant for t in texts]  # "texts" are ids here: the oracle looks up the truth
+
+    ids = {i: i for i in cand.index}
+    count, calls = binary_search_boundary(cand.index.tolist(), ids, oracle)
+    w = pd.Series(0.0, index=scores.index)
+    w.loc[cand.index[:count]] = 1.0
+    out["oracle_binary"] = w
+    info["oracle_binary_calls"] = calls
+    conf = confirm_stratified(cand.to_dict(), ids, oracle, floor, n_strata=4, per_stratum=6, seed=seed)
+    w = pd.Series(0.0, index=scores.index)
+    for i, v in conf.weights.items():
+        w.loc[i] = v
+    out["oracle_stratified"] = w
+    info["oracle_stratified_calls"] = conf.calls
+    return out, info
+
+
+def evaluate_counts(table: ConversationTable, weights: dict[str, pd.Series], scores: pd.Series, truth_ids: set,
+                    periods: Sequence[str], topk: int, global_k: int) -> dict[str, dict]:
+    """Per period granularity and method: per-period (true, estimated) counts and their metrics."""
+    frame = table.frame
+    top_global = set(scores.sort_values(ascending=False).index[:global_k])
+    out: dict[str, dict] = {}
+    for period in periods:
+        keys = frame[PERIOD_COLUMN[period]]
+        all_periods = enumerate_periods(period, frame["timestamp"].min(), frame["timestamp"].max(),
+                                        frame["session"].tolist())
+        is_true = frame.index.isin(list(truth_ids)).astype(float)
+        true = pd.Series(is_true, index=frame.index).groupby(keys).sum().reindex(all_periods, fill_value=0.0)
+        n_docs = keys.value_counts().reindex(all_periods, fill_value=0).astype(float)
+        estimates = {
+            "all_docs": n_docs,
+            "topk_period": n_docs.clip(upper=topk),
+            "global_topk": pd.Series(frame.index.isin(list(top_global)).astype(float), index=frame.index)
+            .groupby(keys).sum().reindex(all_periods, fill_value=0.0),
+        }
+        for name, w in weights.items():
+            estimates[name] = w.reindex(frame.index, fill_value=0.0).groupby(keys).sum().reindex(all_periods,
+                                                                                               fill_value=0.0)
+        out[period] = {name: {**count_metrics(est.to_numpy(), true.to_numpy()), "true_total": float(true.sum()),
+                              "est_total": float(est.sum()), "n_periods": len(all_periods),
+                              "per_period": {str(k): [float(true[k]), round(float(est[k]), 3)] for k in all_periods}}
+                       for name, est in estimates.items()}
+    return out
+
+
+def calibrate_labelled(encoder, cal_table: ConversationTable, cal_truth: dict[int, str], n_pos: int, n_neg: int,
+                       rng: random.Random) -> dict[str, float]:
+    """Per topic: the F1-best threshold on ``n_pos`` relevant and ``n_neg`` other utterances of the calibration log."""
+    out = {}
+    for topic, spec in TOPICS.items():
+        scores = topic_scores(cal_table, spec["query"])
+        pos = [i for i, t in cal_truth.items() if t == topic]
+        neg = [i for i in scores.index if cal_truth.get(i) != topic]
+        pos, neg = rng.sample(pos, min(n_pos, len(pos))), rng.sample(neg, min(n_neg, len(neg)))
+        out[topic] = labelled_threshold(scores.loc[pos].to_numpy(), scores.loc[neg].to_numpy()).value
+    return out
+
+
+def llm_confirmation(table: ConversationTable, topic: str, scores: pd.Series, relevant: set, floor: float, backend,
+                     periods: Sequence[str], per_stratum: int, seed: int) -> dict:
+    """Stratified and binary-search LLM confirmation on one topic of one log, scored against the truth."""
+    texts = table.frame["text"].to_dict()
+    judge = llm_judge(backend, TOPICS[topic]["query"])
+    cand = scores[scores >= floor]
+    start = time.perf_counter()
+    conf = confirm_stratified(cand.to_dict(), texts, judge, floor, n_strata=4, per_stratum=per_stratum, seed=seed)
+    strat_s = time.perf_counter() - start
+    ranked = cand.sort_values(ascending=False).index.tolist()
+    start = time.perf_counter()
+    count, calls = binary_search_boundary(ranked, texts, judge)
+    binary_s = time.perf_counter() - start
+    judged = conf.verdicts
+    agree = [v == (i in relevant) for i, v in judged.items()]
+    w_strat = pd.Series(0.0, index=scores.index)
+    for i, v in conf.weights.items():
+        w_strat.loc[i] = v
+    w_bin = pd.Series(0.0, index=scores.index)
+    w_bin.loc[ranked[:count]] = 1.0
+    counts = evaluate_counts(table, {"llm_stratified": w_strat, "llm_binary": w_bin}, scores, relevant, periods, 10, 50)
+    for period in counts:
+        counts[period] = {k: v for k, v in counts[period].items() if k.startswith("llm_")}
+    return {"topic": topic, "candidates": len(cand), "stratified": conf.to_dict(), "stratified_s": round(strat_s, 1),
+            "judge_accuracy": sum(agree) / len(agree) if agree else None, "judged": len(judged),
+            "judge_yes_rate": sum(judged.values()) / len(judged) if judged else None,
+            "truth_yes_rate_of_judged": sum(i in relevant for i in judged) / len(judged) if judged else None,
+            "binary_count": count, "binary_calls": calls, "binary_s": round(binary_s, 1),
+            "true_relevant": len(relevant), "counts": counts}
+
+
+# ---- the command ----------------------------------------------------------------------------------------------
+def summarise(rows: list[dict]) -> dict:
+    """Mean metrics per period granularity and method over (log, topic) rows."""
+    summary: dict = {}
+    for period in sorted({r["period"] for r in rows}):
+        summary[period] = {}
+        for method in dict.fromkeys(r["method"] for r in rows if r["period"] == period):
+            sel = [r for r in rows if r["period"] == period and r["method"] == method]
+            pear = [r["pearson"] for r in sel if r["pearson"] is not None]
+            spear = [r["spearman"] for r in sel if r["spearman"] is not None]
+            summary[period][method] = {
+                "mae": float(np.mean([r["mae"] for r in sel])), "bias": float(np.mean([r["bias"] for r in sel])),
+                "pearson": float(np.mean(pear)) if pear else None, "spearman": float(np.mean(spear)) if spear else None,
+                "n": len(sel), "n_correlation_defined": len(pear)}
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m eval.trends", description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default="../shared/data", help="folder holding zyphra_temporal/")
+    parser.add_argument("--logs", nargs="+", default=list(DEFAULT_LOGS), help="Zyphra log ids to evaluate on")
+    parser.add_argument("--calibration-log", default="26", help="log whose planted copy calibrates 'labelled'")
+    parser.add_argument("--calibration-positives", type=int, default=20)
+    parser.add_argument("--calibration-negatives", type=int, default=200)
+    parser.add_argument("--periods", nargs="+", default=["month", "week", "session"], choices=list(PERIOD_COLUMN))
+    parser.add_argument("--peak-rate", type=float, default=0.08, help="a topic's highest share of a session")
+    parser.add_argument("--topk", type=int, default=10, help="k of the top-k-per-period baseline")
+    parser.add_argument("--global-k", type=int, default=50, help="K of the global top-K baseline")
+    parser.add_argument("--floor-alpha", type=float, default=0.1, help="LLM/oracle candidates: null threshold here")
+    parser.add_argument("--llm", default="smollm2", help="LLM backend spec for --llm-topics")
+    parser.add_argument("--llm-topics", type=int, default=0, help="topics of the first log to confirm with the LLM")
+    parser.add_argument("--llm-per-stratum", type=int, default=4)
+    parser.add_argument("--encoder", help="dual encoder checkpoint or backbone (default: packaged MiniLM)")
+    parser.add_argument("--cache-dir", default="runs/cache/trends")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+
+    from retrieval.temporal_memory import load_encoder
+
+    encoder = load_encoder(args.encoder)
+    folder = Path(args.data) / "zyphra_temporal" / "ConversationData"
+    rng = random.Random(f"{args.seed}:{args.calibration_log}")  # one stream per log: reruns of a subset agree
+    cal_utts, cal_truth, _ = plant_topics(load_log(folder / f"{args.calibration_log}.json"), CALIBRATION_FRAMES, rng,
+                                          args.peak_rate)
+    cal_table = build_table(cal_utts, encoder, args.cache_dir)
+    labelled = calibrate_labelled(encoder, cal_table, cal_truth, args.calibration_positives,
+                                  args.calibration_negatives, rng)
+    backend = None
+    if args.llm_topics:
+        from retrieval.llm import load_backend
+
+        backend = load_backend(args.llm)
+    rows, logs, llm_runs = [], {}, []
+    for log_id in args.logs:
+        if log_id == args.calibration_log:
+            raise SystemExit("the calibration log must not be an evaluation log")
+        utts, truth, specs = plant_topics(load_log(folder / f"{log_id}.json"), TEST_FRAMES,
+                                          random.Random(f"{args.seed}:{log_id}"), args.peak_rate)
+        table = build_table(utts, encoder, args.cache_dir)
+        logs[log_id] = {"utterances": len(table), "planted": len(truth), "topics": specs}
+        for t_i, (topic, spec) in enumerate(TOPICS.items()):
+            relevant = {i for i, t in truth.items() if t == topic}
+            near = {i for i, t in truth.items() if t.startswith("near_miss:")}
+            scores = topic_scores(table, spec["query"])
+            weights, info = decisions_for_topic(scores, relevant, labelled[topic], args.floor_alpha, args.seed)
+            logs[log_id]["topics"][topic].update(info, planted=len(relevant), decisions={
+                name: decision_metrics({i for i, v in w.items() if v >= 0.5}, relevant, near, len(table) - len(truth))
+                for name, w in weights.items() if not name.startswith("oracle")})
+            counted = evaluate_counts(table, weights, scores, relevant, args.periods, args.topk, args.global_k)
+            for period, methods in counted.items():
+                for method, m in methods.items():
+                    rows.append({"log": log_id, "topic": topic, "pattern": specs[topic]["pattern"], "period": period,
+                                 "method": method, **m})
+            if backend is not None and log_id == args.logs[0] and t_i < args.llm_topics:
+                floor = min(info["threshold_null"], null_threshold(scores.to_numpy(), args.floor_alpha).value)
+                llm_runs.append(llm_confirmation(table, topic, scores, relevant, floor, backend, args.periods,
+                                                 args.llm_per_stratum, args.seed))
+        print(f"log {log_id}: {len(table)} utterances, {len(truth)} planted", flush=True)
+    summary = summarise(rows)
+    _print_summary(summary, logs, llm_runs)
+    result = {"config": vars(args), "encoder": encoder.identity, "labelled_thresholds": labelled, "summary": summary,
+              "logs": logs, "llm": llm_runs, "rows": rows}
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(json.dumps(result, indent=2, default=str))
+    return result
+
+
+def _fmt(x) -> str:
+    return "   -  " if x is None else f"{x:6.3f}"
+
+
+def _print_summary(summary: dict, logs: dict, llm_runs: list[dict]) -> None:
+    for period, methods in summary.items():
+        print(f"\nper {period}: mean over (log, topic) of count MAE, bias, Pearson, Spearman (n defined / n)")
+        for method, m in methods.items():
+            print(f"  {method:18s} MAE {m['mae']:7.2f}  bias {m['bias']:+7.2f}  pearson {_fmt(m['pearson'])}  "
+                  f"spearman {_fmt(m['spearman'])}  ({m['n_correlation_defined']}/{m['n']})")
+    dec: dict[str, list] = {}
+    for log in logs.values():
+        for spec in log["topics"].values():
+            for name, d in spec["decisions"].items():
+                dec.setdefault(name, []).append(d)
+    print("\ndocument-level decisions, mean over (log, topic); false positives summed")
+    for name, ds in dec.items():
+        mean = {k: np.mean([d[k] for d in ds]) for k in ("precision", "recall", "real_pass_rate")}
+        total = {k: sum(d[k] for d in ds) for k in ("fp_near_miss", "fp_other", "fn")}
+        print(f"  {name:18s} precision {mean['precision']:.3f}  recall {mean['recall']:.3f}  "
+              f"FP near-miss {total['fp_near_miss']}  FP real text {total['fp_other']} "
+              f"(pass rate {mean['real_pass_rate']:.3f})  FN {total['fn']}")
+    inv = [s["truth_inversion_rate"] for log in logs.values() for s in log["topics"].values()
+           if s["truth_inversion_rate"] is not None]
+    if inv:
+        print(f"\ntrue relevance vs score among candidates: inversion rate mean {np.mean(inv):.3f}, max {max(inv):.3f}"
+              " (0 = monotone, as the binary search assumes)")
+    for run in llm_runs:
+        print(f"\nLLM confirmation, {run['topic']}: {run['stratified']['calls']} stratified calls "
+              f"({run['stratified_s']} s), judge accuracy {_fmt(run['judge_accuracy'])} on {run['judged']} judged, "
+              f"LLM inversion rate {_fmt(run['stratified']['inversion_rate'])}; binary search {run['binary_count']} "
+              f"relevant in {run['binary_calls']} calls vs {run['true_relevant']} true")
+        for period, methods in run["counts"].items():
+            for method, m in methods.items():
+                print(f"  per {period:7s} {method:15s} MAE {m['mae']:6.2f}  pearson {_fmt(m['pearson'])}")
+
+
+if __name__ == "__main__":
+    main()

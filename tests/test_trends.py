@@ -1,0 +1,258 @@
+"""Temporal trends: thresholds, LLM confirmation without monotonicity, document loading with bad timestamps,
+empty periods, question parsing, reports that survive an LLM failure, the command line, the evaluation's metrics."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import zlib
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from eval.trends import count_metrics, plant_topics
+from retrieval.conversation_log import Utterance
+from retrieval.llm import GenerationResult
+from retrieval.relevance import (
+    binary_search_boundary,
+    confirm_stratified,
+    inversion_rate,
+    labelled_threshold,
+    null_threshold,
+    parse_yes_no,
+)
+from retrieval.time_resolver import normalise
+from retrieval.trend_report import write_trend_outputs
+from retrieval.trends import (
+    TrendConfig,
+    analyse_trend,
+    enumerate_periods,
+    extract_topic,
+    load_corpus,
+    parse_trend_question,
+    period_from_question,
+)
+
+UTC = timezone.utc
+
+
+class BagOfWordsEncoder:
+    """A deterministic stand-in for DualEncoder: hashed word counts, L2-normalised (cosine = word overlap)."""
+
+    dim = 256
+    identity = "bag-of-words-test"
+
+    def _encode(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for r, text in enumerate(texts):
+            for w in re.findall(r"[a-z]+", text.lower()):
+                out[r, zlib.crc32(w.encode()) % self.dim] += 1.0
+            out[r, 0] += 0.3  # a shared component, so unrelated texts score a little above zero
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def encode_queries(self, texts, batch_size=64, show_progress_bar=False):
+        return self._encode(texts)
+
+    def encode_documents(self, texts, batch_size=64, show_progress_bar=False):
+        return self._encode(texts)
+
+
+class FakeBackend:
+    """An LLM backend whose answers are scripted: a string, a failure, or an exception."""
+
+    identity = "fake-llm"
+
+    def __init__(self, answer: str | None = None, raises: bool = False):
+        self.answer, self.raises, self.calls = answer, raises, 0
+
+    def generate(self, conversations, max_new_tokens=256, temperature=0.0, stop=None):
+        self.calls += 1
+        if self.raises:
+            raise RuntimeError("the model crashed")
+        ok = self.answer is not None
+        return [GenerationResult(self.answer or "", ok, None if ok else "server error", 0.0, "fake", "fake-llm")
+                for _ in conversations]
+
+
+def write_docs(path, rows):
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def docs_file(tmp_path):
+    """Electric-car talk in January (1) and March (3), none in February (no documents at all), two bad rows."""
+    rows = [
+        {"id": "n1", "text": "electric cars are great", "timestamp": "2023-01-05T10:00:00", "source": "ann"},
+        {"id": "n2", "text": "the weather is nice today", "timestamp": "2023-01-06T10:00:00", "source": "bob"},
+        {"id": "n3", "text": "lunch with friends", "timestamp": "2023-01-20T10:00:00"},
+        {"id": "n4", "text": "my new electric cars dealer called", "timestamp": "2023-03-02T10:00:00"},
+        {"id": "n5", "text": "electric cars charging station", "timestamp": "2023-03-03T10:00:00"},
+        {"id": "n6", "text": "we love electric cars", "timestamp": 1678300000},  # epoch seconds, 2023-03-08
+        {"id": "n7", "text": "a walk in the park", "timestamp": "2023-03-20T10:00:00"},
+        {"id": "n8", "text": "electric cars again", "timestamp": "sometime last spring?!"},
+        {"id": "n9", "text": "electric cars once more"},
+    ]
+    return write_docs(tmp_path / "docs.jsonl", rows)
+
+
+FIXED = TrendConfig(period="month", threshold="fixed", threshold_value=0.5)
+
+
+# ---- relevance ---------------------------------------------------------------------------------------------------
+def test_null_threshold_lets_about_alpha_of_the_null_through():
+    rng = np.random.default_rng(0)
+    null = rng.normal(0.1, 0.05, 5000)
+    t = null_threshold(np.concatenate([null, rng.normal(0.6, 0.05, 200)]), alpha=0.01)
+    assert 0.005 < (null >= t.value).mean() < 0.02
+    assert t.method == "null" and t.details["alpha"] == 0.01
+
+
+def test_labelled_threshold_separates_the_labels():
+    t = labelled_threshold([0.6, 0.7, 0.8], [0.1, 0.2, 0.3, 0.65])
+    assert 0.3 < t.value <= 0.6 and t.details["f1"] == pytest.approx(6 / 7)
+
+
+def test_parse_yes_no():
+    assert parse_yes_no(" Yes, it is.") is True
+    assert parse_yes_no("no") is False
+    assert parse_yes_no("Maybe") is None
+
+
+def test_inversion_rate():
+    assert inversion_rate([0.9, 0.8, 0.2, 0.1], [True, True, False, False]) == 0.0
+    assert inversion_rate([0.9, 0.8, 0.2, 0.1], [False, False, True, True]) == 1.0
+    assert inversion_rate([0.9, 0.8], [True, True]) is None
+
+
+def test_stratified_confirmation_does_not_assume_monotone_relevance():
+    # Relevance alternates down the ranking: the binary search, which assumes a prefix is relevant, misses it.
+    scores = {i: 1.0 - i / 100 for i in range(40)}
+    truth = {i for i in scores if i % 2 == 1}
+
+    def judge(ids):
+        return [i in truth for i in ids]
+
+    ids = {i: i for i in scores}
+    conf = confirm_stratified(scores, ids, judge, floor=0.0, n_strata=4, per_stratum=10)
+    assert sum(conf.weights.values()) == pytest.approx(len(truth))  # every candidate judged: exact
+    assert conf.inversion_rate == pytest.approx(0.5, abs=0.05)
+    count, calls = binary_search_boundary(sorted(scores, key=lambda i: -scores[i]), ids, judge)
+    assert count != len(truth) and calls <= 6
+    sampled = confirm_stratified(scores, ids, judge, floor=0.0, n_strata=4, per_stratum=4, seed=1)
+    assert sampled.calls == 16 and abs(sum(sampled.weights.values()) - len(truth)) <= 10
+
+
+# ---- loading, periods, parsing --------------------------------------------------------------------------------
+def test_bad_timestamps_are_counted_and_reported(docs_file, tmp_path):
+    corpus = load_corpus(docs_file, BagOfWordsEncoder())
+    assert len(corpus.table) == 7 and corpus.n_read == 9
+    reasons = sorted(s["reason"] for s in corpus.skipped)
+    assert reasons == ["missing timestamp", "unparseable timestamp"]
+    csv = tmp_path / "docs.csv"
+    csv.write_text("text,timestamp\nhello,2023-01-01\nworld,yesterday-ish\n,2023-01-02\n")
+    corpus = load_corpus(csv, BagOfWordsEncoder())
+    assert len(corpus.table) == 1 and sorted(s["reason"] for s in corpus.skipped) == ["no text",
+                                                                                       "unparseable timestamp"]
+
+
+def test_empty_periods_show_zero_not_a_gap(docs_file):
+    result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "Are electric cars growing?", FIXED)
+    table = {p.period: (p.n_docs, p.n_relevant) for p in result.periods}
+    assert table == {"2023-01": (3, 1.0), "2023-02": (0, 0.0), "2023-03": (4, 3.0)}
+    assert [s["source_id"] for s in result.periods[2].samples][:1] and result.periods[1].samples == []
+    assert len(result.skipped) == 2 and result.topic == "electric cars"
+
+
+def test_enumerate_periods_covers_the_window():
+    start, end = datetime(2023, 1, 30, tzinfo=UTC), datetime(2023, 2, 7, tzinfo=UTC)
+    assert enumerate_periods("day", start, end)[0] == "2023-01-30" and len(enumerate_periods("day", start, end)) == 8
+    assert enumerate_periods("week", start, end) == ["2023-W05", "2023-W06"]
+    assert enumerate_periods("month", start, end) == ["2023-01", "2023-02"]
+    assert enumerate_periods("session", start, end, [3, 5]) == [3, 4, 5]
+
+
+def test_trend_question_parsing():
+    now = datetime(2023, 5, 20, 12, tzinfo=UTC)
+    q = parse_trend_question("Are people talking more about electric cars than last month?", now)
+    assert q.topic == "electric cars"
+    assert q.start == datetime(2023, 4, 1, tzinfo=UTC) and q.end == now  # compares: runs on to now
+    assert period_from_question(normalise("how did it go, week by week?")) == "week"
+    assert period_from_question(normalise("monthly volume of crypto")) == "month"
+    assert extract_topic(normalise("How are people feeling about the metaverse, and is it growing?"), []) == \
+        "metaverse"
+    with pytest.raises(ValueError, match="names no topic"):
+        parse_trend_question("Is it growing?", now)
+
+
+def test_a_window_without_documents_gives_empty_periods_not_a_crash(docs_file):
+    config = TrendConfig(period="month", threshold="fixed", threshold_value=0.5, start="2024-01-01",
+                         end="2024-03-01", now="2024-06-01")
+    result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "electric cars per month", config)
+    assert [(p.period, p.n_docs, p.n_relevant) for p in result.periods] == [("2024-01", 0, 0.0), ("2024-02", 0, 0.0)]
+
+
+# ---- reports and LLM failures ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", [FakeBackend(None), FakeBackend(raises=True), None])
+def test_llm_failure_still_returns_counts_samples_and_plot(docs_file, tmp_path, backend):
+    corpus = load_corpus(docs_file, BagOfWordsEncoder())
+    config = TrendConfig(period="month", threshold="fixed", threshold_value=0.5, confirm="stratified")
+    result = analyse_trend(corpus, "Are electric cars growing?", config, backend=backend)
+    assert result.counts() == {"2023-01": 1.0, "2023-02": 0.0, "2023-03": 3.0}  # failed judge: threshold kept
+    paths = write_trend_outputs(result, tmp_path / "out", backend=backend)
+    assert paths["plot"].read_bytes()[:4] == b"\x89PNG"
+    report = paths["report"].read_text()
+    assert "## Summary (extractive" in report and "| 2023-02 | 0 | 0 |" in report and "[#" in report
+    data = json.loads(paths["json"].read_text())
+    assert data["report"]["extractive"] and len(data["skipped"]) == 2
+
+
+def test_llm_report_citations_are_checked(docs_file, tmp_path):
+    result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "electric cars?", FIXED)
+    known = sorted(result.sample_ids())[0]
+    backend = FakeBackend(f"Talk about electric cars grows in March [#{known}], see also [#999].")
+    report = write_trend_outputs(result, tmp_path / "out", backend=backend)["report"].read_text()
+    assert "## Report (LLM: fake-llm)" in report and "[999]" in report  # the unknown id is flagged
+
+
+def test_llm_confirmation_uses_the_judge(docs_file):
+    corpus = load_corpus(docs_file, BagOfWordsEncoder())
+    config = TrendConfig(period="month", threshold="fixed", threshold_value=0.5, confirm="stratified",
+                         confirm_per_stratum=50)
+    result = analyse_trend(corpus, "electric cars?", config, backend=FakeBackend("no"))
+    assert result.n_relevant == 0 and result.confirmation["calls"] > 0
+
+
+# ---- command line and evaluation ------------------------------------------------------------------------------
+def test_command_line_end_to_end(docs_file, tmp_path, tiny_backbone):
+    from retrieval.trends import main
+
+    out = tmp_path / "run"
+    rc = main(["ask", "--docs", str(docs_file), "Is talk about electric cars growing?", "--period", "month",
+               "--threshold", "fixed", "--threshold-value", "0.0", "--llm", "none", "--encoder", tiny_backbone,
+               "--cache-dir", "", "--out", str(out)])
+    assert rc == 0 and {p.name for p in out.iterdir()} == {"trend.json", "volume.png", "report.md"}
+    data = json.loads((out / "trend.json").read_text())
+    assert [p["n_docs"] for p in data["periods"]] == [3, 0, 4] and data["config"]["period"] == "month"
+
+
+def test_count_metrics():
+    m = count_metrics([1, 2, 3, 4], [2, 3, 4, 5])
+    assert m["mae"] == 1.0 and m["bias"] == -1.0 and m["pearson"] == pytest.approx(1.0)
+    assert count_metrics([3, 3, 3], [1, 2, 3])["pearson"] is None
+
+
+def test_planting_records_the_truth():
+    t0 = datetime(2023, 1, 1, tzinfo=UTC)
+    utts = [Utterance(i, 1 + i // 50, "A" if i % 2 else "B", t0 + timedelta(days=i // 50, minutes=i), f"hello {i}")
+            for i in range(500)]
+    from eval.planted_topics import TEST_FRAMES
+
+    out, truth, specs = plant_topics(utts, TEST_FRAMES, random.Random(0), peak=0.2)
+    assert len(out) == 500 + len(truth) and set(specs) == {"electric_cars", "crypto", "metaverse", "solar", "election"}
+    planted = {u.response_idx: u for u in out[500:]}
+    assert set(planted) == set(truth)
+    for i, label in truth.items():  # inside its session's time span
+        assert t0 <= planted[i].timestamp <= t0 + timedelta(days=10)
