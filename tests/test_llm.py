@@ -350,3 +350,21 @@ def test_smollm2_answers_deterministically():
     assert "paris" in first[0].text.lower()
     assert first[0].model == "smollm2:SmolLM2-135M-Instruct.Q4_1.gguf" and first[0].backend == "smollm2"
     assert smollm.count_tokens("The capital of France") < 8
+
+
+@pytest.mark.slow
+def test_smollm2_conversion_writes_a_complete_folder(tmp_path):
+    from retrieval.llm.local import TransformersBackend
+    from retrieval.llm.smollm2 import ensure_smollm2
+
+    folder = ensure_smollm2(tmp_path / "smollm2")
+    assert {"config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"} <= {
+        p.name for p in folder.iterdir()
+    }
+    assert "quantization_config" not in json.loads((folder / "config.json").read_text())
+    assert [p.name for p in tmp_path.iterdir()] == ["smollm2"]  # no staging folder left behind
+    assert ensure_smollm2(folder) == folder  # a second call converts nothing
+    conversation = _user("Name a colour.")
+    fresh = TransformersBackend(folder).generate([conversation], max_new_tokens=6)[0]
+    cached = load_backend("smollm2").generate([conversation], max_new_tokens=6)[0]
+    assert fresh.ok and fresh.text == cached.text

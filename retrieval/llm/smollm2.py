@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from retrieval.llm.local import TransformersBackend, load_causal_lm
+from retrieval.llm.local import TransformersBackend, convert_gguf
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 IDENTITY = f"smollm2:{GGUF_FILE}"
@@ -46,29 +44,7 @@ def ensure_smollm2(cache_dir: str | Path | None = None) -> Path:
     target = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
     if (target / "config.json").is_file() and (target / "model.safetensors").is_file():
         return target
-    gguf = smollm2_gguf_path()
-    lm, tokenizer = load_causal_lm(str(gguf.parent), gguf.name, "cpu", "float32")
-    # The GGUF quantizer stays attached after dequantising; save_pretrained refuses until it is gone.
-    lm.hf_quantizer = None
-    if hasattr(lm.config, "quantization_config"):
-        del lm.config.quantization_config
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename, so an interrupted or concurrent conversion never leaves a
-    # half-written folder that later runs would take for a finished one.
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    staging.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared like ~/.cache/huggingface
-    try:
-        lm.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        try:
-            staging.rename(target)
-        except OSError:  # another process finished first
-            if not (target / "model.safetensors").is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    load_causal_lm.cache_clear()  # drop the dequantised GGUF copy; the saved folder is loaded next
-    return target
+    return convert_gguf(smollm2_gguf_path(), target)
 
 
 class SmolLM2Backend(TransformersBackend):
