@@ -1,0 +1,281 @@
+"""Evaluate cTBLS responses: ROUGE-1/2/L precision (the paper's metric), recall and F1 against reference answers.
+
+    python -m eval.response --dtr runs/dtr --tracker runs/state_tracker [--llm smollm2]
+        [--split test] [--max-conversations N] [--output runs/eval_response.json]
+        [--predictions runs/eval_response.jsonl] [--cache runs/cache/generations.sqlite]
+
+Every turn of every OTT-QA conversation of the split is answered by the LLM in these settings:
+
+- ``none``: no knowledge, only the dialogue history and the query;
+- ``top1`` / ``top3``: the tracker's top-1 / top-3 cells as knowledge, from the table chosen by
+  ``bm25`` (BM25 over table texts), ``dtr`` (the Dense Table Retriever) or ``gold`` (the
+  conversation's own table). BM25 and the DTR retrieve from the conversation's first query, and the
+  table is kept for its later turns, as cTBLS does; both search every table of ``--tables``
+  (``--pool split``: only the split's tables, the paper's setting);
+- ``extractive``: no LLM; the answer is the top cell's value, for each table setting.
+
+The reference is the turn's OTT-QA ``answer-text``; the history is the earlier turns' queries and
+*reference* answers (as the paper's evaluation does). Generation is greedy by default and cached in
+sqlite (``--cache``), so a rerun gives the same numbers without LLM calls; identical prompts (e.g.
+when BM25, the DTR and the gold table agree) are generated once.
+
+A generation that fails (timeout, error, empty answer; after the backend's own retries) is
+recorded with its reason in ``failures`` and scored as an empty answer (ROUGE 0); the run always
+finishes and reports how many failed per setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from rouge_score import rouge_scorer
+
+from retrieval.benchmark import BenchmarkReport, build_conversations
+from retrieval.bm25 import BM25Retriever
+from retrieval.embedding_cache import cached_document_embeddings
+from retrieval.index import DenseIndex
+from retrieval.llm import GenerationResult, LLMBackend, load_backend
+from retrieval.ottqa import load_passages, load_questions, load_tables
+from retrieval.pipeline import DEFAULT_MAX_NEW_TOKENS, response_messages
+from retrieval.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
+from retrieval.state_tracker import CellStateTracker, dialogue_turns
+from retrieval.table_retriever import DenseTableRetriever
+from retrieval.types import Conversation, Table
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ottqa"
+TABLE_SETTINGS = ("bm25", "dtr", "gold")
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+logger = logging.getLogger(__name__)
+
+
+def setting_names() -> list[str]:
+    """Every evaluated setting, in report order."""
+    return (["none"] + [f"top{k}/{t}" for k in (1, 3) for t in TABLE_SETTINGS]
+            + [f"extractive/{t}" for t in TABLE_SETTINGS])
+
+
+@functools.cache
+def _scorer() -> rouge_scorer.RougeScorer:
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+
+
+def rouge_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Mean ROUGE-1/2/L precision, recall and F1 (keys like ``rouge1_p``) of predictions against references."""
+    scorer = _scorer()
+    sums = {f"{r}_{m}": [] for r in ROUGE_TYPES for m in "prf"}
+    for pred, ref in zip(predictions, references, strict=True):
+        scores = scorer.score(ref, pred)
+        for r in ROUGE_TYPES:
+            sums[f"{r}_p"].append(scores[r].precision)
+            sums[f"{r}_r"].append(scores[r].recall)
+            sums[f"{r}_f"].append(scores[r].fmeasure)
+    return {k: float(np.mean(v)) if v else 0.0 for k, v in sums.items()}
+
+
+def choose_tables(conversations: Sequence[Conversation], tables: Mapping[str, Table], pool: Sequence[str],
+                  retriever: DenseTableRetriever, cache_dir: str | None, batch_size: int = 64) -> dict[str, dict]:
+    """Per table setting, conversation id -> chosen table uid, from each conversation's first query."""
+    first = [c.turns[0].query for c in conversations]
+    texts = [retriever.settings.text(tables[u]) for u in pool]
+    bm25 = BM25Retriever(texts, list(pool))
+    emb = cached_document_embeddings(retriever.encoder, texts, cache_dir, batch_size, False)
+    retriever.index = DenseIndex.build(emb, list(pool), encoder_id=retriever.encoder.identity)
+    found = {"bm25": bm25.search(first, 1), "dtr": retriever.retrieve(first, k=1)}
+    chosen = {name: {c.conv_id: (r[0][0] if r else None) for c, r in zip(conversations, hits)}
+              for name, hits in found.items()}
+    chosen["gold"] = {c.conv_id: c.table_id for c in conversations}
+    return chosen
+
+
+def generate_all(llm: LLMBackend, prompts: Sequence[list[dict]], *, max_new_tokens: int, temperature: float,
+                 chunk: int = 16) -> list[GenerationResult]:
+    """Answers to ``prompts``, each distinct prompt generated once, in chunks so progress (and the cache) advance.
+
+    A backend that raises is recorded as a failure of that chunk, never lost to the run.
+    """
+    keys = [json.dumps(p, sort_keys=True) for p in prompts]
+    unique = sorted(dict.fromkeys(keys), key=len)  # similar lengths together pad less
+    results: dict[str, GenerationResult] = {}
+    started = time.perf_counter()
+    for start in range(0, len(unique), chunk):
+        part = unique[start:start + chunk]
+        try:
+            answers = llm.generate([json.loads(k) for k in part], max_new_tokens=max_new_tokens,
+                                   temperature=temperature)
+        except Exception as exc:  # a backend bug must not lose the run: record it per prompt
+            answers = [GenerationResult("", False, f"{type(exc).__name__}: {exc}", 0.0, getattr(llm, "name", "?"),
+                                        getattr(llm, "identity", "?")) for _ in part]
+        results.update(zip(part, answers))
+        done = start + len(part)
+        logger.info("generated %d/%d distinct prompts (%.0f s, %d failed so far)", done, len(unique),
+                    time.perf_counter() - started, sum(not r.ok for r in results.values()))
+    return [results[k] for k in keys]
+
+
+def _value(tables: Mapping[str, Table], cell_id: tuple[str, int, int]) -> str:
+    return tables[cell_id[0]].cell(cell_id[1], cell_id[2]).text
+
+
+def evaluate(conversations: Sequence[Conversation], tables: Mapping[str, Table], passages: Mapping[str, str],
+             retriever: DenseTableRetriever, tracker: CellStateTracker, llm: LLMBackend, *,
+             pool: Sequence[str] | None = None, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+             temperature: float = 0.0, knowledge_budget: int | None = DEFAULT_KNOWLEDGE_BUDGET,
+             system_prompt: str | None = RESPONSE_SYSTEM_PROMPT, cache_dir: str | None = None,
+             batch_size: int = 64, chunk: int = 16) -> tuple[dict, list[dict]]:
+    """Score every setting of :func:`setting_names` over ``conversations``; returns (results, per-turn records)."""
+    started = time.perf_counter()
+    pool = sorted(tables) if pool is None else list(pool)
+    chosen = choose_tables(conversations, tables, pool, retriever, cache_dir, batch_size)
+    turns = [(c, h, t) for c in conversations for h, t in dialogue_turns(c) if (t.answer or "").strip()]
+    skipped = sum(len(c.turns) for c in conversations) - len(turns)
+
+    needed = {u for picks in chosen.values() for u in picks.values() if u}
+    tracker.index_tables([tables[u] for u in sorted(needed)], passages, batch_size=batch_size, cache_dir=cache_dir)
+    cell_text = dict(zip(*tracker.cells([tables[u] for u in sorted(needed)], passages)[:2]))
+    anchors = [tracker.history(h, t.query) for _, h, t in turns]
+    ranked = {name: tracker.rank_texts(anchors, [chosen[name][c.conv_id] or "" for c, _, _ in turns], 3,
+                                       batch_size) for name in TABLE_SETTINGS}
+
+    count = llm.count_tokens
+    prompts: dict[str, list] = {"none": [response_messages(h, [], t.query, knowledge_budget=knowledge_budget,
+                                                           count_tokens=count, system_prompt=system_prompt)
+                                         for _, h, t in turns]}
+    for k in (1, 3):
+        for name in TABLE_SETTINGS:
+            prompts[f"top{k}/{name}"] = [
+                response_messages(h, [cell_text[i] for i, _ in cells[:k]], t.query, knowledge_budget=knowledge_budget,
+                                  count_tokens=count, system_prompt=system_prompt)
+                for (_, h, t), cells in zip(turns, ranked[name])]
+    order = list(prompts)
+    flat = [p for name in order for p in prompts[name]]
+    generated = generate_all(llm, flat, max_new_tokens=max_new_tokens, temperature=temperature, chunk=chunk)
+    answers = {name: generated[i * len(turns):(i + 1) * len(turns)] for i, name in enumerate(order)}
+
+    references = [t.answer for _, _, t in turns]
+    results: dict = {}
+    failures: list[dict] = []
+    for name in order:
+        texts = [g.text if g.ok else "" for g in answers[name]]
+        results[name] = {**rouge_scores(texts, references), "n": len(turns),
+                         "failed": sum(not g.ok for g in answers[name])}
+        failures += [{"setting": name, "turn_id": t.turn_id, "error": g.error, "attempts": g.attempts}
+                     for (_, _, t), g in zip(turns, answers[name]) if not g.ok]
+    extractive = {name: [_value(tables, cells[0][0]) if cells else "" for cells in ranked[name]]
+                  for name in TABLE_SETTINGS}
+    for name in TABLE_SETTINGS:
+        results[f"extractive/{name}"] = {**rouge_scores(extractive[name], references), "n": len(turns), "failed": 0}
+
+    records = []
+    for j, (c, _, t) in enumerate(turns):
+        records.append({
+            "conv_id": c.conv_id, "turn_id": t.turn_id, "query": t.query, "reference": t.answer,
+            "tables": {name: chosen[name][c.conv_id] for name in TABLE_SETTINGS},
+            "cells": {name: [[list(i), s] for i, s in ranked[name][j]] for name in TABLE_SETTINGS},
+            "answers": {name: answers[name][j].text for name in order},
+            "errors": {name: answers[name][j].error for name in order if not answers[name][j].ok},
+            "extractive": {name: extractive[name][j] for name in TABLE_SETTINGS}})
+
+    table_found = {name: sum(chosen[name][c.conv_id] == c.table_id for c in conversations)
+                   for name in ("bm25", "dtr")}
+    cached = sum(g.cached for g in generated)
+    results["_data"] = {
+        "conversations": len(conversations), "turns": len(turns), "turns_without_reference": skipped,
+        "pool_tables": len(pool), "first_turn_table_found": table_found,
+        "llm": llm.identity, "max_new_tokens": max_new_tokens, "temperature": temperature,
+        "knowledge_budget": knowledge_budget, "system_prompt": system_prompt,
+        "generations": len(generated), "distinct_prompts": len({json.dumps(p, sort_keys=True) for p in flat}),
+        "cached_generations": cached, "failed_generations": sum(not g.ok for g in generated),
+        "runtime_s": round(time.perf_counter() - started, 1)}
+    results["failures"] = failures
+    return results, records
+
+
+COLUMNS = [f"{r}_{m}" for m in "prf" for r in ROUGE_TYPES]
+LABELS = {"rouge1": "R1", "rouge2": "R2", "rougeL": "RL"}
+
+
+def print_results(results: dict) -> None:
+    """One table: settings as rows; ROUGE-1/2/L precision, then recall, then F1; failed generations."""
+    d = results["_data"]
+    print(f"\nResponses: {d['turns']} turns of {d['conversations']} conversations; LLM {d['llm']}; "
+          f"tables found on the first turn: bm25 {d['first_turn_table_found']['bm25']}, "
+          f"dtr {d['first_turn_table_found']['dtr']} of {d['conversations']} (pool {d['pool_tables']})")
+    head = [f"{LABELS[c.split('_')[0]]}-{c.split('_')[1].upper()}" for c in COLUMNS]
+    width = max(len(n) for n in setting_names()) + 2
+    print(" " * width + "".join(f"{h:>8}" for h in head) + f"{'failed':>8}")
+    for name in setting_names():
+        row = results[name]
+        print(f"{name:<{width}}" + "".join(f"{row[c]:>8.4f}" for c in COLUMNS) + f"{row['failed']:>8d}")
+    print(f"failed generations: {d['failed_generations']} of {d['generations']} "
+          f"({d['distinct_prompts']} distinct prompts, {d['cached_generations']} answered from the cache)")
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dtr", required=True, help="Dense Table Retriever checkpoint folder")
+    p.add_argument("--tracker", required=True, help="cell state tracker checkpoint folder")
+    p.add_argument("--llm", default="smollm2", help="LLM spec: 'smollm2', 'openai:MODEL', or a JSON mapping")
+    p.add_argument("--cache", default="runs/cache/generations.sqlite", help="sqlite generation cache ('' for none)")
+    p.add_argument("--tables", default=str(DATA / "tables.jsonl"))
+    p.add_argument("--questions", default=str(DATA / "questions_dev.json"))
+    p.add_argument("--passages", default=str(DATA / "passages_dev.jsonl"), help="linked page intros ('' for none)")
+    p.add_argument("--split", default="test", help="train, val, test or all")
+    p.add_argument("--pool", choices=("all", "split"), default="all",
+                   help="tables BM25 and the DTR search: every table of --tables, or the split's only")
+    p.add_argument("--max-conversations", type=int, help="only the first N conversations (file order)")
+    p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy, deterministic")
+    p.add_argument("--knowledge-budget", type=int, default=DEFAULT_KNOWLEDGE_BUDGET, help="tokens of knowledge")
+    p.add_argument("--system-prompt", default=RESPONSE_SYSTEM_PROMPT)
+    p.add_argument("--cache-dir", default="runs/cache", help="table and cell embedding cache ('' to disable)")
+    p.add_argument("--batch-size", type=int, default=64, help="encoder batch size")
+    p.add_argument("--chunk", type=int, default=16, help="prompts per LLM call (progress and cache granularity)")
+    p.add_argument("--output", help="JSON file for the results")
+    p.add_argument("--predictions", help="JSONL file for every turn's tables, cells and answers")
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+
+    tables = load_tables(a.tables)
+    passages = load_passages(a.passages) if a.passages and Path(a.passages).is_file() else {}
+    report = BenchmarkReport()
+    split = None if a.split == "all" else a.split
+    conversations = build_conversations(load_questions(a.questions), tables, split, report)
+    in_split = sorted({c.table_id for c in conversations})
+    if a.max_conversations is not None:
+        conversations = conversations[:a.max_conversations]
+    spec = json.loads(a.llm) if a.llm.lstrip().startswith("{") else a.llm
+    if a.cache:
+        spec = {**(spec if isinstance(spec, dict) else _spec_mapping(spec)), "cache": a.cache}
+    llm = load_backend(spec)
+    results, records = evaluate(
+        conversations, tables, passages, DenseTableRetriever.from_pretrained(a.dtr),
+        CellStateTracker.from_pretrained(a.tracker), llm, pool=in_split if a.pool == "split" else None,
+        max_new_tokens=a.max_new_tokens, temperature=a.temperature, knowledge_budget=a.knowledge_budget,
+        system_prompt=a.system_prompt or None, cache_dir=a.cache_dir or None, batch_size=a.batch_size,
+        chunk=a.chunk)
+    results["_data"].update({"split": a.split, "pool": a.pool, "max_conversations": a.max_conversations,
+                             "dtr": a.dtr, "tracker": a.tracker, "questions": a.questions, **report.as_dict()})
+    print_results(results)
+    if a.output:
+        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.output).write_text(json.dumps(results, indent=2))
+    if a.predictions:
+        Path(a.predictions).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.predictions).write_text("".join(json.dumps(r) + "\n" for r in records))
+    return results
+
+
+def _spec_mapping(spec: str) -> dict:
+    kind, _, model = spec.partition(":")
+    return {"backend": kind, **({"model": model} if model else {})}
+
+
+if __name__ == "__main__":
+    main()
