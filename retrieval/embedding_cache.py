@@ -15,7 +15,7 @@ def cached_document_embeddings(encoder: DualEncoder, texts: list[str], cache_dir
     """Encode ``texts`` as documents, reusing ``cache_dir/<key>.npy`` when present."""
     if cache_dir is None:
         return encoder.encode_documents(texts, batch_size, show_progress_bar)
-    h = hashlib.sha1(encoder.identity.encode())
+    h = hashlib.sha1(f"{encoder.identity}|{encoder.autocast_dtype}".encode())
     for t in texts:
         h.update(t.encode("utf-8"))
         h.update(b"\0")
