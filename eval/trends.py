@@ -104,6 +104,16 @@ def build_table(utterances: Sequence[Utterance], encoder, cache_dir: str | None)
     return ConversationTable(utterance_frame(utterances), index, encoder)
 
 
+def export_documents(table: ConversationTable, truth: dict[int, str], path: str | Path) -> None:
+    """The planted table as a CSV of ``id, text, timestamp, source, session, truth``."""
+    frame = table.frame
+    out = pd.DataFrame({"id": frame["response_idx"], "text": frame["text"],
+                        "timestamp": frame["timestamp"].map(lambda t: t.isoformat()), "source": frame["speaker"],
+                        "session": frame["session"], "truth": [truth.get(i, "") for i in frame.index]})
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    out.to_csv(path, index=False)
+
+
 # ---- metrics --------------------------------------------------------------------------------------------------
 def count_metrics(estimated: Sequence[float], true: Sequence[float]) -> dict[str, float | None]:
     """MAE and bias of per-period counts, and Pearson / Spearman of the two series (None when either is constant)."""
@@ -276,6 +286,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--cache-dir", default="runs/cache/trends")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="write the results as JSON here")
+    parser.add_argument("--export-docs", help="also write the first log, planted, as a CSV of documents (a demo input "
+                        "for python -m retrieval.trends; its 'truth' column holds the planted label)")
     args = parser.parse_args(argv)
 
     from retrieval.temporal_memory import load_encoder
@@ -301,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                                           random.Random(f"{args.seed}:{log_id}"), args.peak_rate)
         table = build_table(utts, encoder, args.cache_dir)
         logs[log_id] = {"utterances": len(table), "planted": len(truth), "topics": specs}
+        if args.export_docs and log_id == args.logs[0]:
+            export_documents(table, truth, args.export_docs)
         for t_i, (topic, spec) in enumerate(TOPICS.items()):
             relevant = {i for i, t in truth.items() if t == topic}
             near = {i for i, t in truth.items() if t.startswith("near_miss:")}

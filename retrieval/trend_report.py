@@ -88,8 +88,8 @@ def extractive_summary(result: TrendResult) -> str:
         return lines[0]
     lines.append(f"Talk about it is **{direction}** over {len(periods)} {result.period}s"
                  + (f" (Spearman rho {rho:+.2f} of counts against time)" if rho is not None else "")
-                 + f": {_n(periods[0].n_relevant)} in {periods[0].period}, {_n(periods[-1].n_relevant)} in "
-                 f"{periods[-1].period}, peaking at {_n(peak.n_relevant)} in {peak.period} "
+                 + f": {_n(periods[0].n_relevant)} in {_label(result, periods[0])}, {_n(periods[-1].n_relevant)} in "
+                 f"{_label(result, periods[-1])}, peaking at {_n(peak.n_relevant)} in {_label(result, peak)} "
                  f"({100 * peak.share:.1f}% of that {result.period}'s documents).")
     if empty:
         lines.append(f"{empty} {result.period}(s) have no documents at all and count zero.")
@@ -187,6 +187,10 @@ def write_trend_outputs(result: TrendResult, out_dir: str | Path, backend=None, 
     (out_dir / "trend.json").write_text(json.dumps(data, indent=2, default=str))
     paths["json"] = out_dir / "trend.json"
     return paths
+
+
+def _label(result: TrendResult, p) -> str:
+    return f"session {p.period}" if result.period == "session" else str(p.period)
 
 
 def _n(x: float) -> str:

@@ -247,6 +247,16 @@ def extract_topic(norm: str, spans: Sequence[tuple[int, int]], speakers: Sequenc
     return " ".join(words) or None
 
 
+def speaker_of(norm: str, speakers: Sequence[str]) -> str | None:
+    """The speaker whose words the question is about ("is Caroline talking more about ...", "did Mel mention")."""
+    for speaker in speakers:
+        name = re.escape(speaker.lower())
+        if re.search(rf"\b{name}\s+(?:is\s+|was\s+|has\s+been\s+)?(?:talk|say|said|mention|discuss|bring|brought|"
+                     rf"speak|spoke|writ|wrote)\w*", norm):
+            return speaker
+    return None
+
+
 def _as_time(value: str | datetime | None, tz) -> datetime | None:
     if value is None or isinstance(value, datetime):
         return value if value is None or value.tzinfo else value.replace(tzinfo=tz)
@@ -261,8 +271,9 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
                          end: str | datetime | None = None) -> TrendQuery:
     """Topic, period and window of a trend question; explicit arguments win over what the question says.
 
-    Calendar references give the window's extent (earliest start to latest end); a question that compares or
-    asks about change ("than last month", "since March", "is it growing") runs the window on to ``now``.
+    Calendar references give the window's extent (earliest start to latest end); a question with one calendar
+    reference that compares or asks about change ("than last month", "since March", "is it growing") runs the
+    window on to ``now``. A speaker named as talking ("is Caroline talking more about ...") filters the rows.
     Session references ("over the last 10 sessions") become session operations on the table.
     """
     if period not in ("auto", *PERIODS):
@@ -275,7 +286,7 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
     intervals = [iv for e in resolved for iv in (e.intervals or [])]
     w_start = min((a for a, _ in intervals), default=None)
     w_end = max((b for _, b in intervals), default=None)
-    if w_end is not None and w_end < now and COMPARING.search(norm):
+    if len(intervals) == 1 and w_end < now and COMPARING.search(norm):
         notes.append(f"the question compares: the window runs on from {w_start.date()} to now")
         w_end = now
     tz = now.tzinfo
@@ -293,8 +304,12 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
         if topic is None:
             raise ValueError(f"the question {question!r} names no topic; pass one (topic=... or --topic)")
         notes.append(f"topic read from the question: {topic!r}")
+    who = speaker_of(norm, speakers)
+    if who is not None:
+        ops.append({"op": "filter", "column": "speaker", "cmp": "==", "value": who})
+        notes.append(f"counting what {who} says only")
     if period == "auto":
-        period = period_from_question(norm) or "auto"
+        period = period_from_question(norm) or ("session" if session_exprs else "auto")
     return TrendQuery(question, topic, period, w_start, w_end, ops, notes)
 
 

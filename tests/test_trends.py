@@ -183,6 +183,11 @@ def test_trend_question_parsing():
     assert period_from_question(normalise("monthly volume of crypto")) == "month"
     assert extract_topic(normalise("How are people feeling about the metaverse, and is it growing?"), []) == \
         "metaverse"
+    q = parse_trend_question("Did Melanie mention pottery more in July than in May?", now, ["Melanie", "Caroline"])
+    # July is last year's (the latest not after now), May this year's: two references, so no run-on to now.
+    assert (q.topic, q.start, q.end) == ("pottery", datetime(2022, 7, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC))
+    assert {"op": "filter", "column": "speaker", "cmp": "==", "value": "Melanie"} in q.ops
+    assert parse_trend_question("crypto over the last 3 sessions", now).period == "session"
     with pytest.raises(ValueError, match="names no topic"):
         parse_trend_question("Is it growing?", now)
 
