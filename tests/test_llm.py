@@ -368,3 +368,14 @@ def test_smollm2_conversion_writes_a_complete_folder(tmp_path):
     fresh = TransformersBackend(folder).generate([conversation], max_new_tokens=6)[0]
     cached = load_backend("smollm2").generate([conversation], max_new_tokens=6)[0]
     assert fresh.ok and fresh.text == cached.text
+
+
+def test_speed_command_reports_throughput(server, capsys):
+    from retrieval.llm.speed import main
+
+    spec = {"backend": "openai", "model": "m", "base_url": server.base_url}
+    report = main(["--spec", json.dumps(spec), "--max-new-tokens", "4", "--batch-size", "3"])
+    assert report["model"] == f"openai:m@{server.base_url}"
+    assert report["single"]["ok"] == 1 and report["batch"]["conversations"] == report["batch"]["ok"] == 3
+    assert report["batch"]["tokens"] > 0 and report["batch"]["tokens_per_s"] > 0
+    assert json.loads(capsys.readouterr().out) == report

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 
@@ -25,9 +26,9 @@ def _conversation(topic: str) -> list[dict[str, str]]:
 
 
 def _throughput(backend, conversations, max_new_tokens: int) -> dict:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     results = backend.generate(conversations, max_new_tokens=max_new_tokens)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     tokens = sum(r.completion_tokens or 0 for r in results)
     return {
         "conversations": len(results),
@@ -35,6 +36,9 @@ def _throughput(backend, conversations, max_new_tokens: int) -> dict:
         "tokens": tokens,
         "wall_s": round(wall, 2),
         "tokens_per_s": round(tokens / wall, 1),
+        # This process's CPU time: on a machine shared with other jobs, wall time alone misleads.
+        "cpu_s": round(cpu, 2),
+        "load_avg_1m": round(os.getloadavg()[0], 1),
     }
 
 
@@ -50,7 +54,7 @@ def main(argv: list[str] | None = None) -> dict:
     )
     args = parser.parse_args(argv)
     spec = json.loads(args.spec) if args.spec.lstrip().startswith("{") else args.spec
-    report: dict = {"spec": spec}
+    report: dict = {"spec": spec, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 1)}
     with tempfile.TemporaryDirectory() as scratch:
         if args.fresh_conversion:
             from retrieval.llm.smollm2 import ensure_smollm2
