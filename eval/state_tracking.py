@@ -7,8 +7,9 @@
 Every turn of every OTT-QA conversation of the split is a query: its anchor is the earlier
 turns (with their reference answers) and the current query, its candidates the cells of a
 table, its target the answer cell(s). Two settings: "gold_table" (the conversation's own
-table) and "dtr_table" (the table the DTR retrieves for the conversation's first query, from
-every table of ``--tables``; a missed table is a missed turn). ``--dtr untuned`` uses the
+table) and "dtr_table" (the table the DTR retrieves for the conversation's first query, from every
+table of ``--tables``, or with ``--dtr-pool split`` from the split's tables, the cTBLS paper's
+setting; a missed table is a missed turn). ``--dtr untuned`` uses the
 untuned encoder as the DTR. With ``--hybridialogue`` each turn ranks its own candidates
 (``possible_next_cands_ids``, their ``linearized_input``) instead.
 
@@ -79,7 +80,7 @@ def dtr_tables(dtr: str, baseline: str, tables: dict, queries: list[str], cache_
 
 def evaluate_ottqa(checkpoint: str | None, tables_path: str, questions_path: str, passages_path: str | None,
                    split: str | None, baseline: str, dtr: str | None, cache_dir: str | None,
-                   batch_size: int = 64) -> dict:
+                   batch_size: int = 64, dtr_pool: str = "all") -> dict:
     started = time.perf_counter()
     tables = load_tables(tables_path)
     passages = load_passages(passages_path) if passages_path and Path(passages_path).is_file() else {}
@@ -117,14 +118,15 @@ def evaluate_ottqa(checkpoint: str | None, tables_path: str, questions_path: str
     results: dict = {"gold_table": score([True] * len(turns))}
     if dtr:
         first_query = {c.conv_id: c.turns[0].query for c in conversations}
-        found = dict(zip(first_query, dtr_tables(dtr, baseline, tables, list(first_query.values()), cache_dir,
+        pool = tables if dtr_pool == "all" else {c.table_id: tables[c.table_id] for c in conversations}
+        found = dict(zip(first_query, dtr_tables(dtr, baseline, pool, list(first_query.values()), cache_dir,
                                                  batch_size)))
         hit = [found[c.conv_id] == c.table_id for c, *_ in turns]
         results["dtr_table"] = score(hit)
         results["dtr_table"]["_table_found"] = {
             "dtr": dtr, "conversations": len(conversations),
             "conversations_with_table_found": sum(found[c.conv_id] == c.table_id for c in conversations),
-            "pool_tables": len(tables)}
+            "pool": dtr_pool, "pool_tables": len(pool)}
     results["_data"] = {
         "split": split, "conversations": len(conversations), "turns": len(turns), "turns_scored": len(scored),
         "tables": len(eval_tables), "cells": stats.as_dict() if stats else {}, "checkpoint": checkpoint,
@@ -167,6 +169,8 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", help="trained tracker folder (omit to compare BM25 and the untuned encoder)")
     p.add_argument("--dtr", help="DTR folder, or 'untuned', for the end-to-end setting (omit to skip it)")
+    p.add_argument("--dtr-pool", default="all", choices=["all", "split"],
+                   help="tables the DTR chooses from: all of --tables, or the split's")
     p.add_argument("--tables", default=str(DATA / "tables.jsonl"))
     p.add_argument("--questions", default=str(DATA / "questions_dev.json"))
     p.add_argument("--passages", default=str(DATA / "passages_dev.jsonl"), help="linked page intros ('' for none)")
@@ -182,7 +186,8 @@ def main(argv: list[str] | None = None) -> dict:
         results = evaluate_hybridialogue(a.checkpoint, a.hybridialogue, a.baseline, cache, a.batch_size)
     else:
         results = evaluate_ottqa(a.checkpoint, a.tables, a.questions, a.passages or None,
-                                 None if a.split == "all" else a.split, a.baseline, a.dtr, cache, a.batch_size)
+                                 None if a.split == "all" else a.split, a.baseline, a.dtr, cache, a.batch_size,
+                                 a.dtr_pool)
     n = results["_data"]["turns_scored"]
     for setting, rows in results.items():
         if setting.startswith("_"):

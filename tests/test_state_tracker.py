@@ -89,7 +89,7 @@ def _train(tiny_backbone, data, out, *extra):
                           "--cache_dir", "none", *extra])
 
 
-@pytest.mark.parametrize("loss", ["triplet", "contrastive"])
+@pytest.mark.parametrize("loss", ["triplet", pytest.param("contrastive", marks=pytest.mark.slow)])
 def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottqa, tmp_path, loss):
     out = tmp_path / "run"
     results = _train(tiny_backbone, tiny_ottqa, out, "--loss", loss, "--row_context", "row")
@@ -103,17 +103,25 @@ def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottq
     assert CellStateTracker.from_pretrained(out / "last").settings == tracker.settings
 
 
+@pytest.mark.slow
 def test_model_mined_negatives(tiny_backbone, tiny_ottqa, tmp_path):
     results = _train(tiny_backbone, tiny_ottqa, tmp_path / "run", "--hard_negative_miner", "model",
                      "--max_train_steps", "1")
     assert results["steps"] == 1
 
 
-def test_evaluation_compares_methods_in_both_settings(tiny_backbone, tiny_ottqa, tmp_path):
-    _train(tiny_backbone, tiny_ottqa, tmp_path / "run")
+@pytest.fixture(scope="module")
+def trained(tiny_backbone, tiny_ottqa, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("trained") / "run"
+    _train(tiny_backbone, tiny_ottqa, out)
+    return out
+
+
+@pytest.mark.parametrize("pool", ["all", pytest.param("split", marks=pytest.mark.slow)])
+def test_evaluation_compares_methods_in_both_settings(tiny_backbone, tiny_ottqa, trained, tmp_path, pool):
     ottqa = tiny_ottqa / "ottqa"
     results = state_tracking.main([
-        "--checkpoint", str(tmp_path / "run"), "--dtr", "untuned", "--baseline", tiny_backbone,
+        "--checkpoint", str(trained), "--dtr", "untuned", "--dtr-pool", pool, "--baseline", tiny_backbone,
         "--tables", str(ottqa / "tables.jsonl"), "--questions", str(ottqa / "questions_dev.json"),
         "--passages", str(ottqa / "passages_dev.jsonl"), "--cache-dir", str(tmp_path / "cache"),
         "--output", str(tmp_path / "eval.json")])
@@ -130,7 +138,9 @@ def test_evaluation_compares_methods_in_both_settings(tiny_backbone, tiny_ottqa,
         for metric in ("mrr@10", "top1", "top3", "top10"):
             assert results["dtr_table"][m][metric] <= results["gold_table"][m][metric]
     assert results["gold_table"]["tracker"]["by_turn"]["turn1"]["n"] == 2
-    assert 0 <= results["dtr_table"]["_table_found"]["conversations_with_table_found"] <= 2
+    found = results["dtr_table"]["_table_found"]
+    assert 0 <= found["conversations_with_table_found"] <= 2
+    assert found["pool_tables"] == (10 if pool == "all" else 2)
 
 
 def test_evaluation_on_hybridialogue_candidates(tiny_backbone, tmp_path):

@@ -49,6 +49,7 @@ class StateTrackerArguments(TrainingArguments):
     row_col_negatives: int = 1
     hard_negative_miner: str = field(default="bm25", metadata={"help": "bm25, model (the starting encoder) or none"})
     row_context: str = field(default="key", metadata={"help": "key, row or none: what of the cell's row it carries"})
+    max_row_words: int = 32
     use_passages: bool = field(default=True, metadata={"help": "append the linked page's intro ('txt: ...')"})
     max_passage_words: int | None = 48
     history_turns: int | None = field(default=None, metadata={"help": "earlier turns kept (none = all that fit)"})
@@ -63,7 +64,8 @@ class StateTrackerArguments(TrainingArguments):
             raise ValueError(f"hard_negative_miner must be one of {MINERS}")
 
     def text_settings(self) -> CellTextSettings:
-        return CellTextSettings(row_context=self.row_context, passages=self.use_passages,
+        return CellTextSettings(row_context=self.row_context, max_row_words=self.max_row_words,
+                                passages=self.use_passages,
                                 max_passage_words=self.max_passage_words, history_turns=self.history_turns,
                                 history_answers=self.history_answers)
 
