@@ -68,6 +68,9 @@ class ConversationTable:
         self.frame = frame
         self.index = index
         self.encoder = encoder
+        self.end = frame["timestamp"].max()  # time of the last utterance: the default "now"
+        # DualEncoder.identity hashes weights on every call: read it once per table, not per query
+        self.encoder_id = index.encoder_id if index is not None else None
 
     @classmethod
     def from_utterances(cls, utterances: Sequence[Utterance], encoder=None, cache_dir: str | Path | None = None,
@@ -85,11 +88,6 @@ class ConversationTable:
         return len(self.frame)
 
     @property
-    def end(self) -> pd.Timestamp:
-        """Time of the last utterance: the default "now"."""
-        return self.frame["timestamp"].max()
-
-    @property
     def tz(self):
         return self.frame["timestamp"].dt.tz
 
@@ -103,4 +101,4 @@ class ConversationTable:
         if self.index is None:
             raise RuntimeError("this conversation table has no dense index; build it with an encoder")
         emb = self.encode_query(query) if isinstance(query, str) else query
-        return self.index.search(emb, k, subset=subset, encoder_id=self.encoder.identity if self.encoder else None)[0]
+        return self.index.search(emb, k, subset=subset, encoder_id=self.encoder_id)[0]

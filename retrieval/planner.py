@@ -58,7 +58,7 @@ def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Se
     for e in expressions:
         for i in range(max(e.span[0], start), min(e.span[1], end)):
             chars[i - start] = " "
-    text = re.sub(r"\s+", " ", "".join(chars)).strip(" ,;:")
+    text = re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s+", " ", "".join(chars))).strip(" ,;:")
     names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower())}
     words = [w for w in re.findall(r"[a-z]+", text) if w not in GENERIC_WORDS and w not in names and len(w) > 1]
     return text if words else None

@@ -21,6 +21,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 CMPS = ("==", "!=", "<", "<=", ">", ">=", "in", "contains")
@@ -108,68 +109,74 @@ def _coerce(frame: pd.DataFrame, column: str, value):
     return value
 
 
-def _between(frame: pd.DataFrame, op: dict) -> pd.DataFrame:
+def _between(frame: pd.DataFrame, op: dict) -> np.ndarray:
     col, inclusive = frame[op["column"]], op.get("inclusive", "left")
-    mask = pd.Series(False, index=frame.index)
+    mask = np.zeros(len(frame), dtype=bool)
     for lo, hi in op["ranges"]:
-        mask |= col.between(_coerce(frame, op["column"], lo), _coerce(frame, op["column"], hi), inclusive=inclusive)
-    return frame[mask]
+        lo, hi = _coerce(frame, op["column"], lo), _coerce(frame, op["column"], hi)
+        mask |= col.between(lo, hi, inclusive=inclusive).to_numpy()
+    return mask
 
 
-def _filter(frame: pd.DataFrame, op: dict) -> pd.DataFrame:
+def _filter(frame: pd.DataFrame, op: dict) -> np.ndarray:
     col, cmp, value = frame[op["column"]], op["cmp"], _coerce(frame, op["column"], op["value"])
     if cmp == "in":
-        return frame[col.isin(value if isinstance(value, list) else [value])]
+        return col.isin(value if isinstance(value, list) else [value]).to_numpy()
     if cmp == "contains":
-        return frame[col.astype(str).str.contains(str(value), case=False, regex=False)]
+        return col.astype(str).str.contains(str(value), case=False, regex=False).to_numpy()
     ops = {"==": col.__eq__, "!=": col.__ne__, "<": col.__lt__, "<=": col.__le__, ">": col.__gt__, ">=": col.__ge__}
-    return frame[ops[cmp](value)]
+    return ops[cmp](value).to_numpy()
 
 
-def group_order(frame: pd.DataFrame, group: str) -> list:
-    """Distinct values of a column in order of their first row in time."""
-    return frame.sort_values(["timestamp", "response_idx"])[group].drop_duplicates().tolist()
-
-
-def _nth(frame: pd.DataFrame, op: dict, trace: list[str]) -> pd.DataFrame:
-    groups = group_order(frame, op["group"])
+def _nth(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[str]) -> np.ndarray:
+    """Positions (of ``pos``) whose group is among the groups start..end, in order of first appearance in time."""
+    values = frame[op["group"]].to_numpy()
+    times = frame["timestamp"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+    order = pos[np.argsort(times[pos], kind="stable")]
+    groups = pd.unique(values[order])
     n = len(groups)
     start, end = (p if p > 0 else n + 1 + p for p in (op["start"], op["end"]))
     if not (1 <= start <= n and 1 <= end <= n):
         trace.append(f"nth {op['group']} {op['start']}..{op['end']}: only {n} {op['group']} value(s) here")
     keep = groups[max(start, 1) - 1:max(end, 0)]
-    return frame[frame[op["group"]].isin(keep)]
+    return pos[np.isin(values[pos], keep)]
 
 
 def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) -> Execution:
-    """Apply a validated plan to ``frame`` (a conversation table's rows); rank ops need a ``ranker``."""
+    """Apply a validated plan to ``frame`` (a conversation table's rows); rank ops need a ``ranker``.
+
+    Filters are evaluated as pandas column predicates over the whole frame and intersected with the
+    surviving row positions, so each op costs one vectorised comparison and the rows are taken once.
+    """
+    pos = np.arange(len(frame))  # surviving rows, as positions in result order
     out = Execution(frame)
     for op in ops:
-        name, before = op["op"], out.rows
+        name, before = op["op"], pos
         if name == "between":
-            rows = _between(before, op)
+            pos = pos[_between(frame, op)[pos]]
         elif name == "filter":
-            rows = _filter(before, op)
+            pos = pos[_filter(frame, op)[pos]]
         elif name == "nth":
-            rows = _nth(before, op, out.trace)
+            pos = _nth(frame, pos, op, out.trace)
         elif name == "order":
-            rows = before.sort_values(op["by"], ascending=op.get("ascending", True), kind="stable")
+            values = frame[op["by"]].iloc[pos]
+            pos = pos[np.argsort(values.to_numpy(), kind="stable")]
+            pos = pos if op.get("ascending", True) else pos[::-1]
         elif name == "head":
-            rows = before.head(op["n"])
+            pos = pos[:op["n"]]
         elif name == "count":
-            out.counts[op["by"]] = before.groupby(op["by"]).size().to_dict()
-            rows = before
+            out.counts[op["by"]] = frame[op["by"]].iloc[pos].value_counts(sort=False).sort_index().to_dict()
         elif name == "rank":
             if ranker is None:
                 raise ValueError("the plan ranks rows but no ranker was given")
-            hits = ranker(op["query"], op["k"], before.index.tolist()) if len(before) else []
+            hits = ranker(op["query"], op["k"], frame.index[pos].tolist()) if len(pos) else []
             out.scores = {i: s for i, s in hits}
-            rows = before.loc[[i for i, _ in hits]]
+            pos = frame.index.get_indexer([i for i, _ in hits])
         else:
             raise ValueError(f"unknown op {name!r}")
-        if op.get("soft") and rows.empty and not before.empty:
+        if op.get("soft") and len(pos) == 0 and len(before):
             out.trace.append(f"skipped soft {json.dumps(op, default=str)}: it would leave no rows")
-            rows = before
-        out.trace.append(f"{name}: {len(before)} -> {len(rows)} rows")
-        out.rows = rows
+            pos = before
+        out.trace.append(f"{name}: {len(before)} -> {len(pos)} rows")
+    out.rows = frame.iloc[pos]
     return out

@@ -116,10 +116,8 @@ class TemporalMemory:
         rewritten = self.rewrite_query(question, history, now, rewrite or self.rewrite)
         asked = rewritten.text if rewritten else question
         plan = self.planner.plan(asked, now, self.speakers)
-        execution = execute(plan.ops, self.table.frame, ranker=self._rank)
-        rows = execution.rows if execution.scores else execution.rows.sort_values(["timestamp", "response_idx"])
-        execution.rows = rows
-        return TemporalResult(asked, rows, plan, execution, rewritten)
+        execution = execute(plan.ops, self.table.frame, ranker=self._rank)  # rows in time order unless ranked
+        return TemporalResult(asked, execution.rows, plan, execution, rewritten)
 
 
 def _print_result(result: TemporalResult, as_json: bool) -> None:

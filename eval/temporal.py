@@ -1,0 +1,258 @@
+"""Temporal memory on Zyphra's TemporalMemoryDataset: recall, precision and F2 of the retrieved responses.
+
+    python -m eval.temporal --data-dir ../shared/data/zyphra_temporal --output runs/temporal.json
+    python -m eval.temporal --data-dir DIR --logs 26 28 --llm smollm2 --llm-sample 20
+
+Methods, all in one run, on every version (paraphrase) of every question:
+- ``rule``: the rule planner (time expressions -> table operations; content ranking when named);
+- ``semantic@k`` (k = 10, 20, 30): dense search over the utterance text;
+- ``semantic_meta@k``: dense search over the text with its metadata written in (session, date, time);
+- ambiguous questions, three query handlings through the rule planner: ``rule/original`` (the last turn
+  alone), ``rule/context`` (earlier turns + last turn), ``rule/rewrite`` (the time reference of an earlier
+  turn carried into the last turn); the semantic baselines search with context + query;
+- with ``--llm``: ``llm_planner`` and ``rule/llm_rewrite`` on a seeded sample, beside ``rule`` on the same sample.
+Latency: wall time of ``TemporalMemory.ask`` per question (query encoding included, warm process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from eval.metrics import f_beta, precision, recall
+from retrieval.conversation_log import read_zyphra_log
+from retrieval.conversation_table import ConversationTable
+from retrieval.jsonio import DataError
+from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner
+from retrieval.query_rewrite import LLMRewriter, context_query
+from retrieval.table_ops import execute
+from retrieval.temporal_dataset import TemporalQuestion, log_paths, read_questions
+from retrieval.temporal_memory import TemporalMemory, load_encoder
+
+logger = logging.getLogger("eval.temporal")
+HANDLINGS = {"original": "none", "context": "context", "rewrite": "carry"}
+
+
+@dataclass
+class TemporalEvalConfig:
+    data_dir: str = "../shared/data/zyphra_temporal"
+    logs: list[str] | None = None
+    encoder: str | None = None  # None: the packaged MiniLM
+    cache_dir: str | None = "runs/cache/temporal"
+    content_k: int = PlannerConfig.content_k
+    fallback_k: int = PlannerConfig.fallback_k
+    semantic_ks: list[int] = field(default_factory=lambda: [10, 20, 30])
+    llm: str | None = None
+    llm_sample: int = 20
+    seed: int = 0
+    output: str | None = None
+
+
+def question_scores(retrieved: Sequence[int], relevant: frozenset[int]) -> dict[str, float]:
+    p, r = precision(retrieved, relevant), recall(retrieved, relevant)
+    return {"recall": r, "precision": p, "f2": f_beta(p, r, 2.0)}
+
+
+class Scoreboard:
+    """Per (method, kind, subtype) lists of per-question scores; summaries are means in percent."""
+
+    def __init__(self):
+        self.scores: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+
+    def add(self, method: str, q: TemporalQuestion, retrieved: Sequence[int]) -> None:
+        self.scores[(method, q.kind, q.subtype)].append(question_scores(retrieved, q.relevant))
+
+    def summary(self) -> dict:
+        out: dict = defaultdict(lambda: defaultdict(dict))
+        pooled: dict = defaultdict(list)
+        for (method, kind, subtype), rows in sorted(self.scores.items()):
+            out[method][kind][subtype] = _mean(rows)
+            pooled[(method, kind)].extend(rows)
+        for (method, kind), rows in pooled.items():
+            out[method][kind]["all"] = _mean(rows)
+        return json.loads(json.dumps(out))
+
+
+def _mean(rows: list[dict]) -> dict:
+    return {**{k: round(100 * float(np.mean([r[k] for r in rows])), 2) for k in rows[0]}, "n": len(rows)}
+
+
+def semantic_baselines(board: Scoreboard, questions: list[TemporalQuestion], tables: dict[str, ConversationTable],
+                       ks: Sequence[int]) -> None:
+    """semantic@k and semantic_meta@k for every question; ambiguous ones search with context + query."""
+    texts = [context_query(q.history, q.question) if q.kind == "ambiguous" else q.question for q in questions]
+    unique = sorted(set(texts))
+    encoder = next(iter(tables.values())).encoder
+    emb = dict(zip(unique, encoder.encode_queries(unique, batch_size=128)))
+    for name, table in tables.items():
+        hits = table.index.search(np.stack([emb[t] for t in texts]), max(ks), encoder_id=table.encoder_id)
+        for q, ranked in zip(questions, hits):
+            for k in ks:
+                board.add(f"{name}@{k}", q, [i for i, _ in ranked[:k]])
+
+
+def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[TemporalQuestion],
+             latencies: dict[str, list[float]]) -> None:
+    for q in questions:
+        handlings = HANDLINGS.items() if q.kind == "ambiguous" else [(None, "none")]
+        for label, mode in handlings:
+            start = time.perf_counter()
+            result = memory.ask(q.question, history=q.history, rewrite=mode)
+            latencies[q.kind if label is None else f"ambiguous/{label}"].append(time.perf_counter() - start)
+            board.add("rule" if label is None else f"rule/{label}", q, result.ids)
+
+
+def run_llm(board: Scoreboard, memories: dict[str, TemporalMemory], questions: list[TemporalQuestion],
+            config: TemporalEvalConfig) -> dict:
+    """The LLM planner and LLM rewrite on a seeded sample, with the rule path on the same sample."""
+    from retrieval.llm import load_backend
+
+    backend = load_backend(config.llm)
+    rng = random.Random(config.seed)
+    timed = [q for q in questions if q.kind != "ambiguous"]
+    ambiguous = [q for q in questions if q.kind == "ambiguous"]
+    plan_sample = rng.sample(timed, min(config.llm_sample, len(timed)))
+    rewrite_sample = rng.sample(ambiguous, min(config.llm_sample, len(ambiguous)))
+    info = {"backend": config.llm, "plan_sample": len(plan_sample), "rewrite_sample": len(rewrite_sample),
+            "plan_fallbacks": 0, "rewrite_fallbacks": 0}
+    start = time.perf_counter()
+    for q in plan_sample:
+        memory = memories[q.log]
+        now = memory.resolve_now(None)
+        planner = LLMPlanner(backend, memory.table.frame.columns, fallback=memory.planner)
+        plan = planner.plan(q.question, now, memory.speakers)
+        info["plan_fallbacks"] += plan.planner != "llm"
+        ids = execute(plan.ops, memory.table.frame, ranker=memory._rank).ids
+        board.add("llm_planner [sample]", q, ids)
+        board.add("rule [sample]", q, memory.ask(q.question).ids)
+    info["plan_seconds"] = round(time.perf_counter() - start, 1)
+    start = time.perf_counter()
+    by_log: dict[str, list[TemporalQuestion]] = defaultdict(list)
+    for q in rewrite_sample:
+        by_log[q.log].append(q)
+    for log, qs in by_log.items():
+        memory = memories[log]
+        now = memory.resolve_now(None)
+        rewrites = LLMRewriter(backend).rewrite_many([(q.history, q.question) for q in qs], now)
+        for q, rw in zip(qs, rewrites):
+            info["rewrite_fallbacks"] += rw.method != "llm"
+            board.add("rule/llm_rewrite [sample]", q, memory.ask(rw.text).ids)
+            board.add("rule/rewrite [sample]", q, memory.ask(q.question, history=q.history, rewrite="carry").ids)
+    info["rewrite_seconds"] = round(time.perf_counter() - start, 1)
+    return info
+
+
+def _latency(seconds: list[float]) -> dict:
+    ms = 1000 * np.asarray(seconds)
+    return {"median_ms": round(float(np.median(ms)), 2), "p95_ms": round(float(np.percentile(ms, 95)), 2),
+            "n": len(ms)}
+
+
+def latency_summary(latencies: dict[str, list[float]]) -> dict:
+    out = {name: _latency(ts) for name, ts in sorted(latencies.items())}
+    out["all"] = _latency([t for ts in latencies.values() for t in ts])
+    return out
+
+
+def print_report(summary: dict, latency: dict) -> None:
+    kinds = ["time", "time+content", "ambiguous"]
+    for kind in kinds:
+        methods = [m for m in summary if kind in summary[m]]
+        main = [m for m in methods if m.startswith("rule") and "[sample]" not in m]
+        others = [m for m in methods if m not in main]
+        subtypes = sorted({s for m in methods for s in summary[m][kind]} - {"all"}) + ["all"]
+        print(f"\n== {kind} questions: recall / precision / F2 (%) ==")
+        header = f"{'subtype':<16}{'n':>6}" + "".join(f"{m:>24}" for m in main + others)
+        print(header)
+        for s in subtypes:
+            cells = []
+            for m in main + others:
+                r = summary[m][kind].get(s)
+                cells.append(f"{r['recall']:6.1f}/{r['precision']:5.1f}/{r['f2']:5.1f}".rjust(24) if r else " " * 24)
+            n = next(summary[m][kind][s]["n"] for m in main + others if s in summary[m][kind])
+            print(f"{s:<16}{n:>6}" + "".join(cells))
+    print("\n== latency of TemporalMemory.ask (ms) ==")
+    for name, row in latency.items():
+        print(f"{name:<24} median {row['median_ms']:7.2f}   p95 {row['p95_ms']:7.2f}   n {row['n']}")
+
+
+def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
+    paths = log_paths(config.data_dir)
+    logs = [str(x) for x in config.logs] if config.logs else list(paths)
+    missing = [log for log in logs if log not in paths]
+    if missing:
+        raise DataError(f"{config.data_dir}/ConversationData: no logs {missing}")
+    questions = read_questions(config.data_dir, set(logs))
+    encoder = encoder or load_encoder(config.encoder)
+    planner = RulePlanner(PlannerConfig(content_k=config.content_k, fallback_k=config.fallback_k))
+    board, latencies, memories = Scoreboard(), defaultdict(list), {}
+    for log in logs:
+        utterances = read_zyphra_log(paths[log])
+        tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, config.cache_dir),
+                  "semantic_meta": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
+                                                                     metadata_in_text=True)}
+        memory = memories[log] = TemporalMemory(tables["semantic"], planner)
+        memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
+        qs = [q for q in questions if q.log == log]
+        run_rule(board, memory, qs, latencies)
+        semantic_baselines(board, qs, tables, config.semantic_ks)
+        logger.info("log %s: %d question versions", log, len(qs))
+    llm_info = run_llm(board, memories, questions, config) if config.llm else None
+    return {"config": asdict(config), "encoder": encoder.identity, "logs": logs, "n_questions": len(questions),
+            "results": board.summary(), "latency": latency_summary(latencies), "llm": llm_info}
+
+
+def load_config(path: str | None, overrides: dict) -> TemporalEvalConfig:
+    values = {}
+    if path:
+        values = (yaml.safe_load(Path(path).read_text()) or {}).get("eval", {})
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return TemporalEvalConfig(**values)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.temporal", description=__doc__.split("\n")[0])
+    parser.add_argument("--config", help="YAML with an 'eval' section (configs/temporal.yaml)")
+    parser.add_argument("--data-dir", help="a folder in Zyphra's layout (ConversationData/, TestData/)")
+    parser.add_argument("--logs", nargs="+", help="log ids to evaluate (default: all in the folder)")
+    parser.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    parser.add_argument("--cache-dir", help="embedding cache folder")
+    parser.add_argument("--content-k", type=int)
+    parser.add_argument("--fallback-k", type=int)
+    parser.add_argument("--semantic-ks", type=int, nargs="+")
+    parser.add_argument("--llm", help="LLM backend spec (e.g. smollm2) for the sampled LLM planner and rewrite")
+    parser.add_argument("--llm-sample", type=int)
+    parser.add_argument("--output", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    overrides = {k: v for k, v in vars(args).items() if k != "config"}
+    config = load_config(args.config, overrides)
+    try:
+        report = evaluate(config)
+    except DataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    report["command"] = "python -m eval.temporal " + " ".join(sys.argv[1:] if argv is None else argv)
+    print_report(report["results"], report["latency"])
+    if report["llm"]:
+        print(f"\nLLM sample: {report['llm']}")
+    if config.output:
+        Path(config.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(config.output).write_text(json.dumps(report, indent=2))
+        print(f"\nwrote {config.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

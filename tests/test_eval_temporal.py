@@ -1,0 +1,98 @@
+"""eval.temporal and eval.locomo_temporal end to end on tiny data, plus the rule planner on a real log slice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eval import locomo_temporal, temporal
+from retrieval.conversation_log import read_zyphra_log
+from retrieval.conversation_table import utterance_frame
+from retrieval.planner import RulePlanner
+from retrieval.table_ops import execute
+from retrieval.temporal_dataset import read_questions
+from tests.test_conversation_table import ZYPHRA
+
+
+def zyphra_folder(tmp_path):
+    (tmp_path / "ConversationData").mkdir(parents=True)
+    (tmp_path / "ConversationData" / "1.json").write_text(json.dumps(ZYPHRA))
+    tests = {
+        "time_qs/test_dates.json": [{"questions": ["What did we chat about on May 5th?",
+                                                   "Tell me what we discussed May fifth."], "relevant_docs": [0, 1]}],
+        "time_qs/test_rel_session.json": [{"questions": ["What did we discuss last time?"], "relevant_docs": [2, 3]}],
+        "content_time_qs/content_time_qs.json": [{"questions": ["What class did Bob start on May 12th?"],
+                                                  "relevant_docs": [2]}],
+        "ambiguous_time_qs/test_dates.json": [{"questions": [[
+            {"speaker": "Ann", "text": "I see in my calendar that we talked on May 12th."},
+            {"speaker": "Bob", "text": "Yes! We did talk then."},
+            {"speaker": "Ann", "text": "I enjoy them too! Can you summarize what we discussed?"}]],
+            "relevant_docs": [2, 3]}],
+    }
+    for name, items in tests.items():
+        path = tmp_path / "TestData" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"file_indexes": [1], "file_1": items}))
+    return tmp_path
+
+
+def test_read_questions(tmp_path):
+    qs = read_questions(zyphra_folder(tmp_path))
+    assert len(qs) == 5 and {q.kind for q in qs} == {"time", "time+content", "ambiguous"}
+    (amb,) = [q for q in qs if q.kind == "ambiguous"]
+    assert amb.question.endswith("discussed?") and len(amb.history) == 2 and amb.relevant == {2, 3}
+
+
+def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
+    folder = zyphra_folder(tmp_path / "data")
+    out = tmp_path / "report.json"
+    code = temporal.main(["--data-dir", str(folder), "--encoder", tiny_backbone, "--cache-dir", str(tmp_path / "c"),
+                          "--semantic-ks", "1", "2", "--output", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0 and "== time questions" in printed and "semantic_meta@2" in printed and "p95" in printed
+    report = json.loads(out.read_text())
+    rule = report["results"]["rule"]["time"]
+    assert rule["dates"]["recall"] == 100.0 and rule["dates"]["f2"] == 100.0 and rule["all"]["n"] == 3
+    assert report["results"]["rule/rewrite"]["ambiguous"]["all"]["recall"] == 100.0
+    assert report["results"]["rule/context"]["ambiguous"]["all"]["recall"] == 100.0
+    assert "rule/original" in report["results"] and report["latency"]["all"]["n"] == 7
+    assert report["results"]["rule"]["time+content"]["content"]["recall"] == 100.0  # 1 row in k = 5 of 2
+
+
+def test_eval_temporal_rejects_a_wrong_folder(tmp_path, capsys):
+    assert temporal.main(["--data-dir", str(tmp_path)]) == 2
+    assert "ConversationData" in capsys.readouterr().err
+
+
+def test_locomo_temporal_end_to_end(tmp_path, tiny_backbone):
+    from models.dual_encoder import DualEncoder
+
+    conv = dict(ZYPHRA, session_1_date_time="9:00 am on 5 May, 2023", session_2_date_time="8:00 am on 12 May, 2023")
+    qa = [{"question": "When did Bob start pottery?", "answer": "May 2023", "evidence": ["D2:1"], "category": 2},
+          {"question": "What did Bob start on May 12th?", "answer": "pottery", "evidence": ["D2:1"], "category": 2},
+          {"question": "Who adopted Rex?", "answer": "Ann", "evidence": ["D1:1"], "category": 4}]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([{"sample_id": "conv-x", "conversation": conv, "qa": qa}]))
+    report = locomo_temporal.evaluate(path, DualEncoder.from_backbone(tiny_backbone), ks=(1, 2))
+    assert report["n_questions"] == 2 and report["n_with_time_filter"] == 1
+    assert set(report["results"]) == {"semantic", "semantic_meta", "time_aware"}
+    assert report["results"]["time_aware"]["recall@2"] >= 50.0  # the dated question finds D2:1 in its 2 rows
+
+
+@pytest.mark.slow
+def test_rule_planner_on_a_real_log(data_dir):
+    """Time questions need no encoder: the rule plans alone, on one real log (skipped without the data)."""
+    root = data_dir / "zyphra_temporal"
+    if not (root / "ConversationData" / "26.json").is_file():
+        pytest.skip("Zyphra log 26 is not present")
+    frame = utterance_frame(read_zyphra_log(root / "ConversationData" / "26.json"))
+    now = frame["timestamp"].max().to_pydatetime()
+    planner = RulePlanner()
+    recalls = []
+    for q in read_questions(root, {"26"}):
+        if q.kind != "time":
+            continue
+        ids = set(execute(planner.plan(q.question, now).ops, frame, ranker=lambda *a: []).ids)
+        recalls.append(len(ids & q.relevant) / len(q.relevant))
+    assert len(recalls) > 500 and sum(recalls) / len(recalls) > 0.95

@@ -1,0 +1,158 @@
+"""Plans (rule and LLM), their execution over a small conversation table, and query rewriting."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from retrieval.conversation_log import Utterance
+from retrieval.conversation_table import utterance_frame
+from retrieval.llm import GenerationResult
+from retrieval.planner import LLMPlanner, RulePlanner, content_query
+from retrieval.query_rewrite import LLMRewriter, carry_time_reference, context_query
+from retrieval.table_ops import execute, validate_ops
+from retrieval.time_resolver import TimeResolver, normalise
+
+UTC = ZoneInfo("UTC")
+# Five sessions: Fri 6 Oct, Fri 13 Oct, Fri 20 Oct, and two on Sun 22 Oct (09:55 and 10:55).
+STARTS = [datetime(2023, 10, 6, 8), datetime(2023, 10, 13, 8), datetime(2023, 10, 20, 7),
+          datetime(2023, 10, 22, 9, 55), datetime(2023, 10, 22, 10, 55)]
+
+
+@pytest.fixture(scope="module")
+def frame():
+    utts = []
+    for s, start in enumerate(STARTS, start=1):
+        for i in range(3):
+            utts.append(Utterance(len(utts), s, "Ann" if i % 2 == 0 else "Bob",
+                                  (start + timedelta(minutes=i)).replace(tzinfo=UTC), f"session {s} line {i}"))
+    return utterance_frame(utts)
+
+
+def run(frame, question, now=None):
+    now = now or frame["timestamp"].max().to_pydatetime()
+    plan = RulePlanner().plan(question, now, ["Ann", "Bob"])
+    assert validate_ops(plan.ops, frame.columns) == []
+    json.loads(plan.to_json())  # serialisable
+    return plan, execute(plan.ops, frame, ranker=lambda q, k, ids: [(i, 1.0) for i in ids[:k]])
+
+
+def sessions(execution) -> list[int]:
+    return sorted(set(execution.rows["session"]))
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What did we discuss 2 sessions ago?", [4]),
+    ("What did we talk about last discussion?", [5]),
+    ("What did we discuss in our first session?", [1]),
+    ("What did we discuss over sessions 2 through 3?", [2, 3]),
+    ("What did we discuss last Friday?", [3]),
+    ("What did we talk about today?", [4, 5]),
+    ("What did we discuss earlier this morning?", [4]),
+    ("What did we chat about over the last 3 days?", [3, 4, 5]),
+    ("What did we discuss in October?", [1, 2, 3, 4, 5]),
+    ("the second conversation in October", [2]),
+])
+def test_rule_plans_select_the_right_sessions(frame, question, expected):
+    _, execution = run(frame, question)
+    assert sessions(execution) == expected
+
+
+def test_now_hides_later_rows(frame):
+    now = datetime(2023, 10, 21, 12, tzinfo=UTC)
+    _, execution = run(frame, "What did we talk about last discussion?", now)
+    assert sessions(execution) == [3]
+
+
+def test_soft_hours_are_dropped_with_a_note_when_they_empty_the_result(frame):
+    now = datetime(2023, 10, 22, 23, tzinfo=UTC)
+    _, execution = run(frame, "What did we discuss earlier this evening?", now)
+    assert sessions(execution) == [4]
+    assert any("skipped soft" in t for t in execution.trace)
+
+
+def test_content_question_ranks_within_the_period(frame):
+    plan, execution = run(frame, "What did Ann say about her new puppy on October 13th?")
+    assert plan.ops[-1]["op"] == "rank" and "puppy" in plan.ops[-1]["query"]
+    assert sessions(execution) == [2] and len(execution.rows) == 3
+
+
+def test_no_time_reference_falls_back_to_semantic_search_and_says_so(frame):
+    plan, execution = run(frame, "What do you know about puppies?")
+    assert plan.ops[-1]["op"] == "rank" and any("semantic search" in n for n in plan.notes)
+    assert len(execution.rows) == 10
+
+
+def test_unresolvable_expression_is_noted(frame):
+    plan, _ = run(frame, "What did we discuss 3 fortnights ago?")
+    assert any("fortnights" in n for n in plan.notes)
+
+
+def test_generic_questions_name_no_content():
+    norm = normalise("I enjoy them too! Can you summarize what we discussed?")
+    assert content_query(norm, []) is None
+    norm = normalise("What activity did Caroline discuss on July 3rd?")
+    exprs = TimeResolver(datetime(2023, 10, 1, tzinfo=UTC)).resolve(norm)
+    assert content_query(norm, exprs, ["Caroline"]) == "what activity did caroline discuss?"
+
+
+def test_group_counts_and_order_ops(frame):
+    _, execution = run(frame, "How many sessions did we have in October?")
+    assert execution.counts["session"] == {1: 3, 2: 3, 3: 3, 4: 3, 5: 3}
+    ops = [{"op": "order", "by": "timestamp", "ascending": False}, {"op": "head", "n": 2}]
+    assert execute(ops, frame).ids == [14, 13]
+
+
+def test_validate_ops_reports_problems():
+    errors = validate_ops([{"op": "between", "column": "nope", "ranges": "x"}, {"op": "fly"},
+                           {"op": "nth", "group": "session", "start": 0, "end": 1}], ["session", "timestamp"])
+    assert len(errors) == 4
+
+
+class FakeBackend:
+    def __init__(self, answer: str, ok: bool = True):
+        self.answer, self.ok, self.prompts = answer, ok, []
+
+    def generate(self, conversations, max_new_tokens=256, temperature=0.0, stop=None):
+        self.prompts.extend(conversations)
+        return [GenerationResult(self.answer if self.ok else "", self.ok, None if self.ok else "boom", 0.0,
+                                 "fake", "fake") for _ in conversations]
+
+
+def test_llm_planner_uses_a_valid_plan(frame):
+    backend = FakeBackend('Sure: {"ops": [{"op": "nth", "group": "session", "start": -2, "end": -2}]}')
+    now = frame["timestamp"].max().to_pydatetime()
+    plan = LLMPlanner(backend, frame.columns).plan("What did we discuss 2 sessions ago?", now)
+    assert plan.planner == "llm" and sessions(execute(plan.ops, frame)) == [4]
+    assert "2023-10-22" in backend.prompts[0][0]["content"]  # now is in the prompt
+
+
+@pytest.mark.parametrize("answer, ok", [("no idea", True), ('{"ops": [{"op": "drop_table"}]}', True), ("", False)])
+def test_llm_planner_falls_back_to_rules_with_a_reason(frame, answer, ok):
+    now = frame["timestamp"].max().to_pydatetime()
+    plan = LLMPlanner(FakeBackend(answer, ok), frame.columns).plan("What did we discuss 2 sessions ago?", now)
+    assert plan.planner == "llm->rule" and "rule planner used" in plan.notes[0]
+    assert sessions(execute(plan.ops, frame)) == [4]
+
+
+HISTORY = [{"speaker": "Ann", "text": "I see in my calendar that we talked on October 13th."},
+           {"speaker": "Bob", "text": "Yes! We did talk then."}]
+NOW = datetime(2023, 10, 22, 12, tzinfo=UTC)
+
+
+def test_carry_time_reference_into_an_ambiguous_turn():
+    rw = carry_time_reference(HISTORY, "I enjoy them too! Can you summarize what we discussed?", NOW)
+    assert rw.method == "carry" and rw.text == "can you summarize what we discussed on october 13th?"
+    assert carry_time_reference(HISTORY, "What did we discuss last Friday?", NOW).method == "unchanged"
+    assert carry_time_reference([], "Can you summarize?", NOW).method == "unchanged"
+    assert context_query(HISTORY, "Summarize?").startswith("I see in my calendar")
+
+
+def test_llm_rewrite_and_its_fallback():
+    good = LLMRewriter(FakeBackend("What did we discuss on October 13th?")).rewrite(HISTORY, "Summarize?", NOW)
+    assert good.method == "llm"
+    lost = LLMRewriter(FakeBackend("Summarize our chat.")).rewrite(HISTORY, "Summarize?", NOW)
+    assert lost.method == "llm->carry" and "october 13th" in lost.text

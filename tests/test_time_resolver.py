@@ -1,0 +1,114 @@
+"""The time resolver: expressions -> intervals and session references, against an explicit now."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from retrieval.number_words import words_to_digits
+from retrieval.time_resolver import TimeResolver
+
+UTC = ZoneInfo("UTC")
+NOW = datetime(2023, 10, 22, 11, 17, tzinfo=UTC)  # a Sunday
+
+
+def resolved(text: str, now: datetime = NOW):
+    return [e for e in TimeResolver(now).resolve(text) if not e.unresolved]
+
+
+def days(text: str, now: datetime = NOW) -> list[tuple[str, str]]:
+    """The single expression's intervals as (first day, day after the last) ISO dates."""
+    (expr,) = resolved(text, now)
+    return [(a.date().isoformat(), b.date().isoformat()) for a, b in expr.intervals]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("May eighth", "May 8th"),
+    ("the first through third sessions", "the 1st through 3rd sessions"),
+    ("one hundred sixty seven days ago", "167 days ago"),
+    ("the nineteenth through twenty-first sessions", "the 19th through 21st sessions"),
+    ("sessions one and three", "sessions 1 and 3"),
+])
+def test_number_words(text, expected):
+    assert words_to_digits(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("What did we chat about on May 8th?", [("2023-05-08", "2023-05-09")]),
+    ("Tell me what we discussed May eighth.", [("2023-05-08", "2023-05-09")]),
+    ("What did we talk about on February 21, 2023?", [("2023-02-21", "2023-02-22")]),
+    ("between May 8th and June 9th", [("2023-05-08", "2023-06-10")]),
+    ("What was talked about from December 20th to January 3rd?", [("2022-12-20", "2023-01-04")]),
+    ("What did we discuss in May?", [("2023-05-01", "2023-06-01")]),
+    ("What did we discuss in November?", [("2022-11-01", "2022-12-01")]),  # the latest November before now
+    ("What did we discuss last Friday?", [("2023-10-20", "2023-10-21")]),
+    ("What did we discuss last Sunday?", [("2023-10-15", "2023-10-16")]),  # said on a Sunday: a week ago
+    ("What did we chat about over the last 3 days?", [("2023-10-19", "2023-10-23")]),
+    ("What did we chat about over this last week?", [("2023-10-15", "2023-10-23")]),
+    ("What did we discuss 167 days ago?", [("2023-05-08", "2023-05-09")]),
+    ("What did we discuss 5 months ago?", [("2023-05-01", "2023-06-01")]),
+    ("What did we talk about last month?", [("2023-09-01", "2023-10-01")]),
+    ("What did we talk about this month?", [("2023-10-01", "2023-11-01")]),
+    ("What did we talk about today?", [("2023-10-22", "2023-10-23")]),
+    ("what happened yesterday", [("2023-10-21", "2023-10-22")]),
+    ("anything in 2022?", [("2022-01-01", "2023-01-01")]),
+])
+def test_calendar_expressions(text, expected):
+    assert days(text) == expected
+
+
+def test_earlier_this_morning_is_today_before_the_latest_session_with_soft_hours():
+    (e,) = resolved("What did we discuss earlier this morning?")
+    assert e.kind == "earlier_today" and e.before_latest_session and e.hours == (0, 12)
+    assert e.intervals[0][0] == datetime(2023, 10, 22, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, positions, ids", [
+    ("What did we discuss 20 sessions ago?", (-20, -20), None),
+    ("Tell me what we talked about 3 discussions ago.", (-3, -3), None),
+    ("What did we talk about last discussion?", (-1, -1), None),
+    ("Tell me what we discussed last time.", (-1, -1), None),
+    ("What did we discuss the session before last?", (-2, -2), None),
+    ("What did we talk about, not the last discussion, but the one before that?", (-2, -2), None),
+    ("What did we discuss in our first session?", (1, 1), None),
+    ("What did we chat about from the first through third sessions?", (1, 3), None),
+    ("What did we discuss over sessions 1 through 3?", None, (1, 3)),
+    ("In session 2, what is the name of the puppy?", None, (2, 2)),
+])
+def test_session_expressions(text, positions, ids):
+    (e,) = resolved(text)
+    assert e.session_positions == positions and e.session_ids == ids
+
+
+def test_third_conversation_in_may_is_an_ordinal_inside_a_month():
+    kinds = sorted(e.kind for e in resolved("the third conversation in May"))
+    assert kinds == ["month", "session"]
+
+
+def test_no_time_reference_and_modal_may():
+    assert resolved("Can you summarize what we discussed?") == []
+    assert resolved("May I ask what we discussed?") == []
+
+
+def test_unresolvable_phrase_is_reported_not_guessed():
+    exprs = TimeResolver(NOW).resolve("What did we discuss 17 fortnights ago?")
+    assert [e.kind for e in exprs] == ["unresolved"] and "17 fortnights ago" in exprs[0].unresolved
+    (future,) = TimeResolver(NOW).resolve("what will we discuss next Friday?")
+    assert future.unresolved
+
+
+def test_time_zone_is_explicit():
+    paris = ZoneInfo("Europe/Paris")
+    (e,) = resolved("on May 8th", datetime(2023, 10, 22, 9, tzinfo=paris))
+    assert e.intervals[0][0] == datetime(2023, 5, 8, tzinfo=paris)
+    with pytest.raises(ValueError, match="time-zone aware"):
+        TimeResolver(datetime(2023, 10, 22))
+
+
+def test_to_dict_is_json_ready():
+    import json
+
+    (e,) = resolved("between May 8th and June 9th")
+    assert json.loads(json.dumps(e.to_dict()))["intervals"][0][0].startswith("2023-05-08")
