@@ -40,14 +40,17 @@ def gather_plain(t: torch.Tensor) -> torch.Tensor:
 
 def in_batch_contrastive_loss(queries: torch.Tensor, documents: torch.Tensor, temperature: float = 0.05,
                               symmetric: bool = False, offset: int = 0,
-                              document_ids: torch.Tensor | None = None) -> torch.Tensor:
+                              document_ids: torch.Tensor | None = None, all_queries: torch.Tensor | None = None,
+                              query_offset: int = 0, all_query_ids: torch.Tensor | None = None) -> torch.Tensor:
     """InfoNCE over a batch: queries (B, D), documents (N, D) with N >= B.
 
     Query i's positive is document ``offset + i``; all other documents are negatives,
     except copies of the positive: with ``document_ids`` (N,), a document sharing the
     positive's id (another question about the same table) is masked out, not penalised.
     The one-directional form (query -> documents) is the paper's; the symmetric form
-    also scores each positive document against the queries.
+    also scores each positive document against the queries: ``queries`` themselves, or
+    ``all_queries`` (M, D) when gathered from every process, in which this batch's queries
+    start at ``query_offset`` and whose positives' ids are ``all_query_ids`` (M,).
     """
     scores = queries @ documents.T / temperature  # (B, N)
     labels = torch.arange(offset, offset + queries.shape[0], device=queries.device)
@@ -57,13 +60,15 @@ def in_batch_contrastive_loss(queries: torch.Tensor, documents: torch.Tensor, te
         scores = scores.masked_fill(same, torch.finfo(scores.dtype).min)
     loss = F.cross_entropy(scores, labels)
     if symmetric:
-        reverse = documents[labels] @ queries.T / temperature  # (B, B)
+        pool = queries if all_queries is None else all_queries  # (M, D)
+        reverse = documents[labels] @ pool.T / temperature  # (B, M)
+        reverse_labels = torch.arange(query_offset, query_offset + len(labels), device=queries.device)
         if document_ids is not None:
-            ids = document_ids[labels]
-            same = ids.unsqueeze(1) == ids.unsqueeze(0)
-            same.fill_diagonal_(False)
+            pool_ids = document_ids[labels] if all_queries is None else all_query_ids
+            same = document_ids[labels].unsqueeze(1) == pool_ids.unsqueeze(0)  # (B, M)
+            same[torch.arange(len(labels)), reverse_labels] = False
             reverse = reverse.masked_fill(same, torch.finfo(reverse.dtype).min)
-        loss = (loss + F.cross_entropy(reverse, torch.arange(len(labels), device=queries.device))) / 2
+        loss = (loss + F.cross_entropy(reverse, reverse_labels)) / 2
     return loss
 
 
@@ -85,13 +90,20 @@ class InBatchContrastiveLoss(nn.Module):
                 document_ids: torch.Tensor | None = None) -> torch.Tensor:
         """queries (B, D), documents (B + E, D): positives first (document i for query i), then E
         extra negatives. Gathered, each process's block keeps that order, so the positives of
-        this process start at rank * (B + E)."""
-        offset = 0
+        this process start at rank * (B + E). The symmetric form gathers the queries too, so
+        its reverse direction also sees every process's queries as negatives."""
+        offset, query_offset, all_queries, all_query_ids = 0, 0, None, None
         if self.gather_across_processes:
+            local = documents.shape[0]
             documents, offset = gather_with_grad(documents)
             if document_ids is not None:
                 document_ids = gather_plain(document_ids)
-        return in_batch_contrastive_loss(queries, documents, self.temperature, self.symmetric, offset, document_ids)
+            if self.symmetric and documents.shape[0] > local:
+                all_queries, query_offset = gather_with_grad(queries)
+                if document_ids is not None:  # each process's block of documents starts with its positives
+                    all_query_ids = document_ids.view(-1, local)[:, :queries.shape[0]].flatten()
+        return in_batch_contrastive_loss(queries, documents, self.temperature, self.symmetric, offset, document_ids,
+                                         all_queries, query_offset, all_query_ids)
 
 
 def triplet_margin_loss(anchors: torch.Tensor, positives: torch.Tensor, negatives: torch.Tensor,
