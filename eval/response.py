@@ -10,8 +10,9 @@ Every turn of every OTT-QA conversation of the split is answered by the LLM in t
 - ``top1`` / ``top3``: the tracker's top-1 / top-3 cells as knowledge, from the table chosen by
   ``bm25`` (BM25 over table texts), ``dtr`` (the Dense Table Retriever) or ``gold`` (the
   conversation's own table). BM25 and the DTR retrieve from the conversation's first query, and the
-  table is kept for its later turns, as cTBLS does; both search every table of ``--tables``
-  (``--pool split``: only the split's tables, the paper's setting);
+  table is kept for its later turns, as cTBLS does. Both search the tables of the split's
+  conversations (``--pool split``, the default, the paper's setting; the same pool whatever
+  ``--max-conversations``) or every table of ``--tables`` (``--pool all``);
 - ``extractive``: no LLM; the answer is the top cell's value, for each table setting.
 
 The reference is the turn's OTT-QA ``answer-text``; the history is the earlier turns' queries and
@@ -43,7 +44,7 @@ from retrieval.embedding_cache import cached_document_embeddings
 from retrieval.index import DenseIndex
 from retrieval.llm import GenerationResult, LLMBackend, load_backend
 from retrieval.ottqa import load_passages, load_questions, load_tables
-from retrieval.pipeline import DEFAULT_MAX_NEW_TOKENS, response_messages
+from retrieval.pipeline import DEFAULT_MAX_NEW_TOKENS, index_cells, response_messages
 from retrieval.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
 from retrieval.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.table_retriever import DenseTableRetriever
@@ -137,7 +138,7 @@ def evaluate(conversations: Sequence[Conversation], tables: Mapping[str, Table],
     skipped = sum(len(c.turns) for c in conversations) - len(turns)
 
     needed = {u for picks in chosen.values() for u in picks.values() if u}
-    tracker.index_tables([tables[u] for u in sorted(needed)], passages, batch_size=batch_size, cache_dir=cache_dir)
+    index_cells(tracker, [tables[u] for u in sorted(needed)], passages, cache_dir, batch_size)
     cell_text = dict(zip(*tracker.cells([tables[u] for u in sorted(needed)], passages)[:2]))
     anchors = [tracker.history(h, t.query) for _, h, t in turns]
     ranked = {name: tracker.rank_texts(anchors, [chosen[name][c.conv_id] or "" for c, _, _ in turns], 3,
@@ -227,8 +228,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--questions", default=str(DATA / "questions_dev.json"))
     p.add_argument("--passages", default=str(DATA / "passages_dev.jsonl"), help="linked page intros ('' for none)")
     p.add_argument("--split", default="test", help="train, val, test or all")
-    p.add_argument("--pool", choices=("all", "split"), default="all",
-                   help="tables BM25 and the DTR search: every table of --tables, or the split's only")
+    p.add_argument("--pool", choices=("all", "split"), default="split",
+                   help="tables BM25 and the DTR search: the split's conversations' tables, or all of --tables")
     p.add_argument("--max-conversations", type=int, help="only the first N conversations (file order)")
     p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy, deterministic")

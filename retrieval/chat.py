@@ -113,7 +113,7 @@ def repl(pipe: CTBLSPipeline, history: list[tuple[str, str]], pinned: str | None
                 print(f"(table pinned: {pinned})" if pinned else "(table chosen by retrieval)")
         elif line == "/prompt":
             print("\n\n".join(f"[{m['role']}]\n{m['content']}" for m in last.prompt) if last and last.prompt
-                  else "(no prompt yet)")
+                  else "(no LLM: answers are the top cell's value)" if pipe.llm is None else "(no prompt yet)")
         else:
             last = pipe.answer(history, line, table_id=pinned)
             print(format_turn(len(history) + 1, history, line, last), flush=True)

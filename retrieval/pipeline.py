@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from retrieval.bm25 import BM25Retriever
 from retrieval.cell_text import CellId
 from retrieval.embedding_cache import cached_document_embeddings
@@ -106,6 +108,28 @@ def _as_passages(passages: str | Path | Mapping[str, str] | None) -> dict[str, s
     return dict(passages)
 
 
+def index_cells(tracker: CellStateTracker, tables: Iterable[Table], passages: Mapping[str, str] | None = None,
+                cache_dir: str | Path | None = None, batch_size: int = 64) -> None:
+    """(Re)build ``tracker``'s cell index over ``tables``, caching each table's cell embeddings separately.
+
+    :meth:`CellStateTracker.index_tables` caches one file per *set* of tables; here a table already
+    encoded for another conversation, subset or run is never encoded again.
+    """
+    ids: list[CellId] = []
+    parts = []
+    for table in tables:
+        table_ids, texts, _ = tracker.cells([table], passages)
+        if table_ids:
+            ids += table_ids
+            parts.append(cached_document_embeddings(tracker.encoder, texts, cache_dir, batch_size, False))
+    if not ids:
+        raise ValueError("no cells to index: every table given is empty")
+    tracker.index = DenseIndex.build(np.concatenate(parts), ids, encoder_id=tracker.encoder.identity)
+    tracker.cells_of = {}
+    for i in ids:
+        tracker.cells_of.setdefault(i[0], []).append(i)
+
+
 class CTBLSPipeline:
     """DTR (or BM25) → coarse cell state tracker → LLM, over a pool of tables.
 
@@ -178,8 +202,7 @@ class CTBLSPipeline:
         new = [self.tables[u] for u in dict.fromkeys(table_ids) if u not in self.tracker.cells_of]
         if new:
             self._cell_tables += new
-            self.tracker.index_tables(self._cell_tables, self.passages, batch_size=self.batch_size,
-                                      cache_dir=self.cache_dir)
+            index_cells(self.tracker, self._cell_tables, self.passages, self.cache_dir, self.batch_size)
 
     def rank_cells(self, history: History, query: str, table_id: str, k: int | None = None) -> list[RankedCell]:
         """The tracker's top-k cells of ``table_id`` for this turn, with their values and prompt texts."""
