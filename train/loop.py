@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 from accelerate import Accelerator
-from accelerate.utils import DataLoaderConfiguration, set_seed
+from accelerate.utils import DataLoaderConfiguration, DistributedDataParallelKwargs, set_seed
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 from transformers import get_scheduler
@@ -32,13 +32,24 @@ from train.args import TrainingArguments, save_args
 def make_accelerator(args: TrainingArguments) -> Accelerator:
     if args.report_to == "wandb":
         os.environ.setdefault("WANDB_MODE", "offline")
+    # Several processes on a machine without GPUs (torchrun, or `accelerate launch --multi_gpu`): accelerate
+    # trains them together (MULTI_CPU over gloo) only when told it runs on the CPU. Otherwise each process
+    # trains alone on all the data while torch.distributed is up, and the loss gathers duplicated batches.
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     accelerator = Accelerator(
+        cpu=distributed and not torch.accelerator.is_available(),
+        # Hugging Face backbones carry a pooler whose output the dual encoder never uses (it pools the
+        # last hidden states itself); DDP must be told, or it fails at the second step.
+        kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
         gradient_accumulation_steps=args.gradient_accumulation_steps,
         mixed_precision=args.mixed_precision,
         log_with=None if args.report_to == "none" else args.report_to,
         project_dir=args.output_dir,
         dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True),
     )
+    if distributed and accelerator.num_processes == 1:
+        raise RuntimeError(f"launched as {os.environ['WORLD_SIZE']} processes but accelerate runs them apart "
+                           f"({accelerator.distributed_type}); check the launch command")
     set_seed(args.seed)
     return accelerator
 
@@ -70,12 +81,16 @@ def train(args: TrainingArguments, accelerator: Accelerator, model: DualEncoder,
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     optimizer = torch.optim.AdamW(groups, lr=args.learning_rate)
-    steps_per_epoch = math.ceil(len(loader) / args.gradient_accumulation_steps)
+    # Each process gets every num_processes-th batch, and accelerate steps a prepared scheduler once per
+    # process at every optimizer step: count steps per process, and the schedule's length in its own units.
+    processes = accelerator.num_processes
+    steps_per_epoch = math.ceil(math.ceil(len(loader) / processes) / args.gradient_accumulation_steps)
     max_steps = args.max_train_steps or args.num_train_epochs * steps_per_epoch
     epochs = math.ceil(max_steps / steps_per_epoch)
-    scheduler = get_scheduler(args.lr_scheduler_type, optimizer, num_warmup_steps=args.num_warmup_steps,
-                              num_training_steps=max_steps)
+    scheduler = get_scheduler(args.lr_scheduler_type, optimizer, num_warmup_steps=args.num_warmup_steps * processes,
+                              num_training_steps=max_steps * processes)
     model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
+    assert math.ceil(len(loader) / args.gradient_accumulation_steps) == steps_per_epoch, "unexpected sharding"
 
     step, start_epoch, skip_batches = 0, 0, 0
     history: list[dict] = []
