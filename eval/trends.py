@@ -15,6 +15,7 @@ absolute error, Pearson and Spearman correlation of the two series, for
 - ``all_docs``: every document counts (Temporal Augmented Retrieval's relevance check, which always says yes);
 - ``topk_period``: the k closest documents of each period count; ``global_topk``: the K closest overall;
 - ``null``: the unsupervised calibrated threshold (alpha 0.01; 0.001 and 0.05 shown for sensitivity);
+- ``reference``: the 99th percentile of the topic's scores against the calibration log's real utterances;
 - ``labelled``: the F1-best threshold on labelled examples from another log, planted with other sentence frames;
 - ``oracle_binary`` / ``oracle_stratified``: the LLM-confirmation searches with a perfect judge (the truth),
   which isolates what the original's monotonicity assumption costs from what the judge gets wrong;
@@ -47,6 +48,7 @@ from retrieval.relevance import (
     labelled_threshold,
     llm_judge,
     null_threshold,
+    reference_threshold,
 )
 from retrieval.trends import PERIOD_COLUMN, enumerate_periods, topic_scores
 
@@ -139,11 +141,14 @@ def decision_metrics(selected: set, relevant: set, near_misses: set, n_real: int
 
 
 # ---- one log --------------------------------------------------------------------------------------------------
-def decisions_for_topic(scores: pd.Series, relevant: set, labelled_t: float | None, floor_alpha: float,
-                        seed: int) -> tuple[dict[str, pd.Series], dict]:
+def decisions_for_topic(scores: pd.Series, relevant: set, labelled_t: float | None, reference_t: float | None,
+                        floor_alpha: float, seed: int) -> tuple[dict[str, pd.Series], dict]:
     """Relevance weights (id -> [0, 1]) of the threshold methods and of the oracle-judged searches."""
     out: dict[str, pd.Series] = {}
     info: dict = {}
+    if reference_t is not None:
+        out["reference"] = (scores >= reference_t).astype(float)
+        info["threshold_reference"] = reference_t
     for alpha in NULL_ALPHAS:
         t = null_threshold(scores.to_numpy(), alpha)
         name = "null" if alpha == NULL_ALPHAS[0] else f"null@{alpha}"
@@ -300,6 +305,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     cal_table = build_table(cal_utts, encoder, args.cache_dir)
     labelled = calibrate_labelled(encoder, cal_table, cal_truth, args.calibration_positives,
                                   args.calibration_negatives, rng)
+    # The reference null: each topic against the calibration log's own (unplanted) utterances.
+    ref_table = build_table([u for u in cal_utts if not u.turn_id.startswith("planted:")], encoder, args.cache_dir)
+    reference = {topic: reference_threshold(topic_scores(ref_table, spec["query"]).to_numpy(), NULL_ALPHAS[0]).value
+                 for topic, spec in TOPICS.items()}
     backend = None
     if args.llm_topics:
         from retrieval.llm import load_backend
@@ -319,7 +328,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
             relevant = {i for i, t in truth.items() if t == topic}
             near = {i for i, t in truth.items() if t.startswith("near_miss:")}
             scores = topic_scores(table, spec["query"])
-            weights, info = decisions_for_topic(scores, relevant, labelled[topic], args.floor_alpha, args.seed)
+            weights, info = decisions_for_topic(scores, relevant, labelled[topic], reference[topic], args.floor_alpha,
+                                                args.seed)
             logs[log_id]["topics"][topic].update(info, planted=len(relevant), decisions={
                 name: decision_metrics({i for i, v in w.items() if v >= 0.5}, relevant, near, len(table) - len(truth))
                 for name, w in weights.items() if not name.startswith("oracle")})
@@ -335,7 +345,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         print(f"log {log_id}: {len(table)} utterances, {len(truth)} planted", flush=True)
     summary = summarise(rows)
     _print_summary(summary, logs, llm_runs)
-    result = {"config": vars(args), "encoder": encoder.identity, "labelled_thresholds": labelled, "summary": summary,
+    result = {"config": vars(args), "encoder": encoder.identity, "labelled_thresholds": labelled,
+              "reference_thresholds": reference, "summary": summary,
               "logs": logs, "llm": llm_runs, "rows": rows}
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

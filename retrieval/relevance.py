@@ -9,6 +9,9 @@ Thresholds (all on the cosine between the topic query and each document, higher 
   contaminated by the relevant tail), ``sigma = 1.4826 * median(median - s | s < median)``; the
   threshold is ``median + z(1 - alpha) * sigma``, so about ``alpha`` of off-topic documents pass if
   the null is roughly symmetric. Assumes the topic is a minority of the documents (under half).
+- ``reference``: no labels, but a reference corpus known not to be about the topic (another log, a random
+  sample of unrelated documents): the ``1 - alpha`` quantile of the topic's scores against it. Makes no
+  assumption about the null's shape, only that the reference is off-topic and scored by the same encoder.
 - ``labelled``: a few documents labelled relevant / not relevant (texts or ids); the threshold that
   maximises F1 on them (midway between neighbouring scores). Labels drawn at the corpus's own
   prevalence make that F1 the one that matters for counting.
@@ -32,7 +35,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-THRESHOLD_METHODS = ("null", "labelled", "fixed")
+THRESHOLD_METHODS = ("null", "reference", "labelled", "fixed")
 DEFAULT_ALPHA = 0.01
 
 
@@ -66,6 +69,16 @@ def null_threshold(scores: Sequence[float] | np.ndarray, alpha: float = DEFAULT_
     value = median + z * sigma
     return Threshold(value, "null", {"median": median, "sigma": sigma, "alpha": alpha, "z": z, "n": int(s.size),
                                      "share_above": float((s >= value).mean())})
+
+
+def reference_threshold(reference_scores: Sequence[float] | np.ndarray, alpha: float = DEFAULT_ALPHA) -> Threshold:
+    """The ``1 - alpha`` quantile of the topic's cosines against off-topic reference documents (N,)."""
+    s = np.asarray(reference_scores, dtype=np.float64)
+    if s.size < 1 / alpha:
+        raise ValueError(f"a reference threshold at alpha={alpha} needs at least {int(np.ceil(1 / alpha))} reference "
+                         f"documents, got {s.size}")
+    value = float(np.quantile(s, 1 - alpha, method="higher"))
+    return Threshold(value, "reference", {"alpha": alpha, "n_reference": int(s.size)})
 
 
 def labelled_threshold(positive: Sequence[float], negative: Sequence[float]) -> Threshold:

@@ -29,6 +29,9 @@ Closest documents, with ids:
 Write a short markdown report (3 to 5 sentences) answering the question. Say whether talk about the topic \
 grows, falls or stays flat, naming the periods and counts. Cite the documents you use as [#id]."""
 CITATION = re.compile(r"#(\d+)")
+DIRECTION_WORDS = {"rising": re.compile(r"\b(?:grow|grew|rising|rose|increas|more and more|surg|climb)", re.I),
+                   "falling": re.compile(r"\b(?:fall|fell|declin|decreas|drop|less and less|shrink|wan(?:e|ing))",
+                                         re.I)}
 
 
 def plot_volume(result: TrendResult, path: str | Path) -> Path:
@@ -110,7 +113,7 @@ def report_messages(result: TrendResult, max_chars: int = 160) -> list[dict[str,
     return [{"role": "system", "content": REPORT_SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
 
 
-def llm_narrative(result: TrendResult, backend, max_new_tokens: int = 220) -> tuple[str | None, dict]:
+def llm_narrative(result: TrendResult, backend, max_new_tokens: int = 160) -> tuple[str | None, dict]:
     """(narrative or None, info): the backend's report, with its citations checked against the samples shown."""
     info: dict = {"backend": getattr(backend, "identity", type(backend).__name__)}
     try:
@@ -123,9 +126,19 @@ def llm_narrative(result: TrendResult, backend, max_new_tokens: int = 220) -> tu
         return None, info
     cited = [int(c) for c in CITATION.findall(answer.text)]
     shown = result.sample_ids()
+    measured = trend_direction([p.n_relevant for p in result.periods])[0]
     info.update(ok=True, latency_s=answer.latency_s, cited=sorted(set(cited)),
-                unknown_citations=sorted(set(cited) - shown))
+                unknown_citations=sorted(set(cited) - shown),
+                direction_conflict=direction_conflict(answer.text, measured))
     return answer.text.strip(), info
+
+
+def direction_conflict(text: str, measured: str) -> str | None:
+    """A warning when a narrative only claims the opposite (or any) change of what the counts show."""
+    said = {name for name, pattern in DIRECTION_WORDS.items() if pattern.search(text)}
+    if not said or measured in said:
+        return None
+    return f"The narrative says the topic is {' and '.join(sorted(said))}, but the counts are {measured}."
 
 
 def markdown_report(result: TrendResult, narrative: str | None = None, llm_info: dict | None = None,
@@ -143,6 +156,9 @@ def markdown_report(result: TrendResult, narrative: str | None = None, llm_info:
             out += [f"> Cited ids not among the samples shown to the LLM: {llm_info['unknown_citations']}", ""]
         if not llm_info.get("cited"):
             out += ["> The LLM cited no document ids.", ""]
+        if llm_info.get("direction_conflict"):
+            out += [f"> {llm_info['direction_conflict']}", ""]
+        out += ["## Summary from the counts (extractive)", "", extractive_summary(result), ""]
     else:
         why = f" (the LLM failed: {llm_info['error']})" if llm_info and llm_info.get("error") else ""
         out += [f"## Summary (extractive{why})", "", extractive_summary(result), ""]

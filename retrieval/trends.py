@@ -46,7 +46,7 @@ from retrieval.conversation_log import (
 )
 from retrieval.conversation_table import ConversationTable
 from retrieval.jsonio import DataError, iter_jsonl, read_json
-from retrieval.planner import GENERIC_WORDS, ops_for
+from retrieval.planner import ops_for
 from retrieval.relevance import (
     THRESHOLD_METHODS,
     Threshold,
@@ -55,6 +55,7 @@ from retrieval.relevance import (
     labelled_threshold,
     llm_judge,
     null_threshold,
+    reference_threshold,
 )
 from retrieval.table_ops import execute
 from retrieval.time_resolver import TimeResolver, normalise
@@ -69,8 +70,12 @@ _ADVERB = {"daily": "day", "weekly": "week", "monthly": "month"}
 # A question that compares or asks about change wants the window to run on to "now".
 COMPARING = re.compile(r"\b(?:than|compared?|versus|vs|since|grow\w*|ris\w*|increas\w*|decreas\w*|declin\w*|"
                        r"more|less|fewer|trend\w*|evol\w*|chang\w*|up|down)\b")
-# Words of a trend question that say how, not what about.
+# Words of a trend question that say how, not what about: talking about talk, and about change over time
+# (English stop words are added from bm25s's list below).
 TREND_WORDS = frozenset("""
+talk talks talked talking discuss discusses discussed discussing discussion discussions say said speak spoke
+mention chat chats chatted chatting bring brought write wrote written tell told please show give let like really
+could would anything something everything stuff thing things topic topics subject subjects about also any what
 people person folks everyone everybody anyone someone users user customers clients they them their feeling feelings
 feel feels felt sentiment mood opinion opinions think thinking thought view views attitude attitudes growing grow
 grows grew growth grown trend trends trending rising rise rises rose falling fall falls fell declining decline
@@ -81,6 +86,12 @@ still getting gets got going up down lately recently now currently period period
 weeks month months session sessions year years time times has have had been being overall general generally amount
 number count counts chatter conversation conversations notes tweets posts messages documents meeting meetings
 """.split())
+
+
+def _topic_stop_words() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS) | TREND_WORDS
 
 
 # ---- loading documents ---------------------------------------------------------------------------------------
@@ -242,15 +253,17 @@ def extract_topic(norm: str, spans: Sequence[tuple[int, int]], speakers: Sequenc
         chars[a:b] = " " * (b - a)
     text = PERIOD_PHRASE.sub(" ", "".join(chars))
     names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower())}
-    words = [w for w in re.findall(r"[a-z0-9][a-z0-9'+#-]*", text)
-             if w not in GENERIC_WORDS and w not in TREND_WORDS and w not in names and len(w) > 1]
+    stop = _topic_stop_words()
+    words = [w for w in re.findall(r"[a-z0-9][a-z0-9'+#-]*", text) if w not in stop and w not in names and len(w) > 1]
     return " ".join(words) or None
 
 
 def speaker_of(norm: str, speakers: Sequence[str]) -> str | None:
     """The speaker whose words the question is about ("is Caroline talking more about ...", "did Mel mention")."""
     for speaker in speakers:
-        name = re.escape(speaker.lower())
+        if len(speaker.strip()) < 2:  # documents without a source have speaker ""
+            continue
+        name = re.escape(speaker.strip().lower())
         if re.search(rf"\b{name}\s+(?:is\s+|was\s+|has\s+been\s+)?(?:talk|say|said|mention|discuss|bring|brought|"
                      rf"speak|spoke|writ|wrote)\w*", norm):
             return speaker
@@ -356,6 +369,7 @@ class TrendConfig:
     alpha: float = 0.01  # null threshold: share of off-topic documents allowed through
     threshold_value: float | None = None  # for threshold "fixed"
     labelled: str | None = None  # for "labelled": JSONL of {"text", "relevant": true|false}
+    reference: str | None = None  # for "reference": documents (CSV / JSONL / log) known not to be about the topic
     n_samples: int = 3  # closest relevant documents shown per period
     confirm: str = "none"  # none, stratified (LLM on a stratified sample), binary (the original's search)
     confirm_floor_alpha: float = 0.1  # LLM candidates: above the null threshold at this looser alpha
@@ -372,6 +386,8 @@ class TrendConfig:
             raise ValueError("threshold 'fixed' needs threshold_value")
         if self.threshold == "labelled" and not self.labelled:
             raise ValueError("threshold 'labelled' needs labelled: a JSONL of {text, relevant}")
+        if self.threshold == "reference" and not self.reference:
+            raise ValueError("threshold 'reference' needs reference: a file of documents not about the topic")
 
     @classmethod
     def from_dict(cls, d: dict) -> TrendConfig:
@@ -456,6 +472,9 @@ def decide_threshold(config: TrendConfig, scores: pd.Series, table: Conversation
         return Threshold(float(config.threshold_value), "fixed")
     if config.threshold == "null":
         return null_threshold(scores.to_numpy(), config.alpha)
+    if config.threshold == "reference":
+        reference = load_corpus(config.reference, table.encoder)
+        return reference_threshold(topic_scores(reference.table, topic).to_numpy(), config.alpha)
     pos, neg = read_labelled(config.labelled)
     q = table.encode_query(topic)[0]  # (D,)
     emb = table.encoder.encode_documents(pos + neg)  # (P + N, D)
@@ -587,6 +606,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--alpha", type=float, help="null threshold: share of off-topic documents let through")
     ask.add_argument("--threshold-value", type=float, help="for --threshold fixed")
     ask.add_argument("--labelled", help="for --threshold labelled: JSONL of {text, relevant}")
+    ask.add_argument("--reference", help="for --threshold reference: documents (or a log) not about the topic")
     ask.add_argument("--samples", dest="n_samples", type=int, help="closest relevant documents per period")
     ask.add_argument("--confirm", choices=CONFIRM_METHODS, help="LLM confirmation of relevance")
     ask.add_argument("--llm", default=None, help="LLM backend spec for the report and confirmation, or 'none' "
@@ -600,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from retrieval.trend_report import write_trend_outputs
 
     overrides = {k: getattr(args, k) for k in ("period", "topic", "start", "end", "now", "threshold", "alpha",
-                                              "threshold_value", "labelled", "n_samples", "confirm")}
+                                              "threshold_value", "labelled", "reference", "n_samples", "confirm")}
     try:
         config = load_config(args.config, overrides)
         corpus = load_corpus(args.docs, load_encoder(args.encoder), args.format, args.tz, args.sample,

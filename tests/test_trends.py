@@ -22,6 +22,7 @@ from retrieval.relevance import (
     labelled_threshold,
     null_threshold,
     parse_yes_no,
+    reference_threshold,
 )
 from retrieval.time_resolver import normalise
 from retrieval.trend_report import write_trend_outputs
@@ -108,6 +109,18 @@ def test_null_threshold_lets_about_alpha_of_the_null_through():
     t = null_threshold(np.concatenate([null, rng.normal(0.6, 0.05, 200)]), alpha=0.01)
     assert 0.005 < (null >= t.value).mean() < 0.02
     assert t.method == "null" and t.details["alpha"] == 0.01
+
+
+def test_reference_threshold_is_the_reference_quantile(docs_file, tmp_path):
+    t = reference_threshold(np.arange(1000) / 1000, alpha=0.01)
+    assert t.value == pytest.approx(0.99) and t.method == "reference"
+    with pytest.raises(ValueError, match="at least 100"):
+        reference_threshold(np.zeros(50), alpha=0.01)
+    ref = write_docs(tmp_path / "ref.jsonl", [{"text": f"note number {i} about lunch", "timestamp": "2023-01-01"}
+                                              for i in range(120)])
+    config = TrendConfig(period="month", threshold="reference", reference=str(ref))
+    result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "electric cars?", config)
+    assert result.threshold.method == "reference" and result.counts()["2023-03"] == 3.0
 
 
 def test_labelled_threshold_separates_the_labels():
@@ -217,9 +230,19 @@ def test_llm_failure_still_returns_counts_samples_and_plot(docs_file, tmp_path, 
 def test_llm_report_citations_are_checked(docs_file, tmp_path):
     result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "electric cars?", FIXED)
     known = sorted(result.sample_ids())[0]
-    backend = FakeBackend(f"Talk about electric cars grows in March [#{known}], see also [#999].")
+    backend = FakeBackend(f"Talk about electric cars declines in March [#{known}], see also [#999].")
     report = write_trend_outputs(result, tmp_path / "out", backend=backend)["report"].read_text()
     assert "## Report (LLM: fake-llm)" in report and "[999]" in report  # the unknown id is flagged
+    assert "## Summary from the counts" in report  # the numbers-backed summary stays beside the narrative
+    assert "but the counts are rising" in report  # 1, 0, 3 (Spearman 0.5) is rising: "declines" is flagged
+
+
+def test_direction_conflict():
+    from retrieval.trend_report import direction_conflict
+
+    assert direction_conflict("Interest is growing fast.", "falling") is not None
+    assert direction_conflict("It rose, then fell.", "falling") is None
+    assert direction_conflict("People talk about it.", "rising") is None
 
 
 def test_llm_confirmation_uses_the_judge(docs_file):
