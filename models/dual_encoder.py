@@ -66,6 +66,7 @@ class DualEncoder(nn.Module):
         self.query_model = query_model
         self.document_model = document_model
         self.autocast_dtype: torch.dtype | None = None  # inference only; training uses accelerate's flag
+        self._identity: tuple[tuple, str] | None = None  # (versions of the hashed weights, identity)
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -135,14 +136,22 @@ class DualEncoder(nn.Module):
 
     @property
     def identity(self) -> str:
-        """Names this encoder and fingerprints its weights; stored with every index it fills."""
-        h = hashlib.sha1()
+        """Names this encoder and fingerprints its weights; stored with every index it fills.
+
+        Hashing the word embeddings takes ~0.5 s on a busy CPU and every search checks the identity,
+        so it is kept until one of the hashed tensors changes (an in-place update bumps its version).
+        """
         models = [self.query_model] + ([self.document_model] if self.document_model is not None else [])
-        for model in models:
-            params = list(model.parameters())
-            for p in params[:2] + params[-2:]:
-                h.update(p.detach().float().cpu().numpy().tobytes())
-        return f"{self.config.base_model}|{self.config.pooling}|{h.hexdigest()[:16]}"
+        hashed = [p for model in models for params in [list(model.parameters())] for p in params[:2] + params[-2:]]
+        key = tuple((p.data_ptr(), p._version) for p in hashed)
+        if self._identity is not None and self._identity[0] == key:
+            return self._identity[1]
+        h = hashlib.sha1()
+        for p in hashed:
+            h.update(p.detach().float().cpu().numpy().tobytes())
+        identity = f"{self.config.base_model}|{self.config.pooling}|{h.hexdigest()[:16]}"
+        self._identity = (key, identity)
+        return identity
 
     def tokenize(self, texts: list[str], side: str) -> dict[str, torch.Tensor]:
         """Tokenise texts for one side ("query" or "document"), with that side's prefix and limit."""
