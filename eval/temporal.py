@@ -52,6 +52,7 @@ class TemporalEvalConfig:
     cache_dir: str | None = "runs/cache/temporal"
     content_k: int = PlannerConfig.content_k
     fallback_k: int = PlannerConfig.fallback_k
+    ranker: str = "hybrid"  # content ranking: hybrid (dense + BM25, reciprocal rank fusion), dense or bm25
     semantic_ks: list[int] = field(default_factory=lambda: [10, 20, 30])
     llm: str | None = None
     llm_sample: int = 20
@@ -202,7 +203,7 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
         tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, config.cache_dir),
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
                                                                      metadata_in_text=True)}
-        memory = memories[log] = TemporalMemory(tables["semantic"], planner)
+        memory = memories[log] = TemporalMemory(tables["semantic"], planner, ranker=config.ranker)
         memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
         qs = [q for q in questions if q.log == log]
         run_rule(board, memory, qs, latencies)
@@ -230,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", help="embedding cache folder")
     parser.add_argument("--content-k", type=int)
     parser.add_argument("--fallback-k", type=int)
+    parser.add_argument("--ranker", choices=["hybrid", "dense", "bm25"], help="content ranking (default hybrid)")
     parser.add_argument("--semantic-ks", type=int, nargs="+")
     parser.add_argument("--llm", help="LLM backend spec (e.g. smollm2) for the sampled LLM planner and rewrite")
     parser.add_argument("--llm-sample", type=int)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from retrieval.bm25 import BM25Retriever
 from retrieval.conversation_log import Utterance
 from retrieval.embedding_cache import cached_document_embeddings
 from retrieval.index import DenseIndex
@@ -71,6 +72,7 @@ class ConversationTable:
         self.end = frame["timestamp"].max()  # time of the last utterance: the default "now"
         # DualEncoder.identity hashes weights on every call: read it once per table, not per query
         self.encoder_id = index.encoder_id if index is not None else None
+        self._bm25 = None
 
     @classmethod
     def from_utterances(cls, utterances: Sequence[Utterance], encoder=None, cache_dir: str | Path | None = None,
@@ -95,6 +97,13 @@ class ConversationTable:
         if self.encoder is None:
             raise RuntimeError("this conversation table was built without an encoder; semantic ranking needs one")
         return self.encoder.encode_queries([text])  # (1, D)
+
+    def rank_sparse(self, query: str, k: int, subset: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """Top-k (response_idx, BM25 score) over "speaker: text", restricted to ``subset`` rows when given."""
+        if self._bm25 is None:  # built on first use: a few milliseconds per thousand rows
+            texts = (self.frame["speaker"] + ": " + self.frame["text"]).tolist()
+            self._bm25 = BM25Retriever(texts, self.frame.index.tolist())
+        return self._bm25.search([query], k, subset=subset)[0]
 
     def rank(self, query: str | np.ndarray, k: int, subset: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """Top-k (response_idx, score) for a query, restricted to ``subset`` rows when given."""

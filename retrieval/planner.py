@@ -21,24 +21,41 @@ from retrieval.time_resolver import TimeExpression, TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
 
-# Words that ask for "what was said" without naming what about: a question made only of these (plus time
-# expressions and the speakers' names) wants every row of its period, not a content ranking.
-GENERIC_WORDS = frozenset("""
-a about after again all also an and any anything are as at back be been before between but by can chat chats chatted
-chatting conversation conversations could cover covered day days did discuss discussed discusses discussing
-discussion discussions do does done during earlier else every everything far for from get go happened has have
-hear i in is it its kind kinds let me mention mentioned more my of on or our over please recall recap remember
-remind say said session sessions so some something sort sorts speak spoke stuff subjects summarise summarize
-summary talk talked talking talks tell than that the then there these things thing this those through time times
-to topic topics us was we went were what whatever when which who with would you your
-""".split())
+# Words that ask for "what was said" without naming what about: English stop words plus the vocabulary of
+# talking about a conversation (verbs of saying and recalling, nouns for a conversation and its parts,
+# politeness and acknowledgements). A question made only of these, time expressions and the speakers' names
+# wants every row of its period, not a content ranking. Compared after stemming, so "discussed" = "discuss".
+DISCOURSE_WORDS = """
+able again also anything back bit calendar can catch chat content conversation could cover curious day describe
+detail discuss discussion else enjoy everything exactly far fine get give go great happen hear help kind know let
+like lot love many may maybe meet meeting mention might mind much ok okay overview period please possible quite
+really recall recap remember remind say see seem session share something sort speak stuff subject summarise
+summarize summary sure talk tell thank thanks thing think time topic tri try update want week well whatever
+wonder would wow yeah year yep yes month
+""".split()
+
+
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def _generic_stems() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    words = [w for w in STOPWORDS_EN_PLUS if "'" not in w] + DISCOURSE_WORDS
+    return frozenset(_stemmer().stemWords(words)) | frozenset(words)
+
+
+GENERIC_STEMS = _generic_stems()
 HOW_MANY = re.compile(r"\bhow\s+many\s+(sessions|conversations|discussions|chats|times|days|weeks|months)\b")
 COUNT_BY = {"days": "date", "weeks": "week", "months": "month"}
 
 
 @dataclass
 class PlannerConfig:
-    content_k: int = 5  # rows kept when the question names content
+    content_k: int = 10  # rows kept when the question names content
     fallback_k: int = 10  # rows kept by the semantic fallback
 
 
@@ -60,8 +77,9 @@ def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Se
             chars[i - start] = " "
     text = re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s+", " ", "".join(chars))).strip(" ,;:")
     names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower())}
-    words = [w for w in re.findall(r"[a-z]+", text) if w not in GENERIC_WORDS and w not in names and len(w) > 1]
-    return text if words else None
+    words = [w for w in re.findall(r"[a-z]+", text) if w not in names and len(w) > 1]
+    content = [w for w, stem in zip(words, _stemmer().stemWords(words)) if stem not in GENERIC_STEMS]
+    return text if content else None
 
 
 def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
@@ -69,7 +87,19 @@ def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
     'before the latest session', then session positions (counted inside what the ranges kept)."""
     ops: list[dict] = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
     ranges = [[a.isoformat(), b.isoformat()] for e in expressions for a, b in (e.intervals or [])]
-    if ranges:
+    alternatives = [[a.isoformat(), b.isoformat()] for e in expressions for a, b in (e.alternative_intervals or [])]
+    if ranges and alternatives:  # e.g. "N days ago": the calendar day, else the elapsed-time reading
+        ops.append({"op": "first_nonempty", "options": [
+            [{"op": "between", "column": "timestamp", "ranges": ranges}],
+            [{"op": "between", "column": "timestamp", "ranges": alternatives}, {"op": "widen", "group": "session"}]]})
+    elif ranges and len(expressions) == 1 and expressions[0].weekday:  # "last Friday", else our last Friday
+        today = datetime.combine(now.date(), datetime.min.time(), tzinfo=now.tzinfo).isoformat()
+        ops.append({"op": "first_nonempty", "options": [
+            [{"op": "between", "column": "timestamp", "ranges": ranges}],
+            [{"op": "filter", "column": "weekday", "cmp": "==", "value": expressions[0].weekday},
+             {"op": "filter", "column": "timestamp", "cmp": "<", "value": today},
+             {"op": "nth", "group": "date", "start": -1, "end": -1}]]})
+    elif ranges:
         ops.append({"op": "between", "column": "timestamp", "ranges": ranges})
     for e in expressions:
         if e.session_ids:

@@ -51,7 +51,8 @@ def carry_time_reference(history: Sequence[Turn], query: str, now: datetime) -> 
             start, end = question_sentence(norm)
             asked = norm[start:end].strip().rstrip("?.! ")
             carried = ", ".join(e.text for e in found)
-            return Rewrite(f"{asked} {carried}?", "carry", [f"carried {carried!r} from an earlier turn"])
+            # a comma keeps the carried phrase from fusing with the query's last words ("conversations, 3 days ago")
+            return Rewrite(f"{asked}, {carried}?", "carry", [f"carried {carried!r} from an earlier turn"])
     return Rewrite(query, "unchanged", ["no earlier turn has a time reference"])
 
 

@@ -10,6 +10,10 @@ A plan is a short list of operations applied in order to the rows of a conversat
   "20 sessions ago" (start = end = -20).
 - ``{"op": "order", "by": "timestamp", "ascending": false}`` and ``{"op": "head", "n": 5}``.
 - ``{"op": "count", "by": "month"}``: rows per group (kept aside; rows unchanged).
+- ``{"op": "first_nonempty", "options": [[op, ...], ...]}``: the first of several readings (each a list of
+  filter ops) that keeps any rows ("3 days ago" as a calendar day, else as 72 to 96 hours before now). Inside
+  an option, ``{"op": "widen", "group": "session"}`` brings back every row (of the option's input) of each
+  session that still has one.
 - ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first.
 
 Any operation may carry ``"soft": true``: it is skipped, and the skip noted, when it would leave no rows.
@@ -33,7 +37,10 @@ REQUIRED = {
     "head": ("n",),
     "count": ("by",),
     "rank": ("query", "k"),
+    "first_nonempty": ("options",),
+    "widen": ("group",),
 }
+FILTER_OPS = ("between", "filter", "nth")
 OPTIONAL = {"between": ("inclusive",), "order": ("ascending",)}
 
 # A ranker maps (query, k, candidate ids) to [(id, score)], best first.
@@ -70,7 +77,7 @@ class Execution:
         return self.rows.index.tolist()
 
 
-def validate_ops(ops: object, columns: Sequence[str]) -> list[str]:
+def validate_ops(ops: object, columns: Sequence[str], top_level: bool = True) -> list[str]:
     """Problems with a plan (an empty list when it is valid): unknown ops, columns, keys or value types."""
     if not isinstance(ops, list):
         return [f"a plan is a list of operations, got {type(ops).__name__}"]
@@ -99,6 +106,17 @@ def validate_ops(ops: object, columns: Sequence[str]) -> list[str]:
                 errors.append(f"op {i} ({name}): {key} must be an integer")
         if name == "nth" and 0 in (op.get("start"), op.get("end")):
             errors.append(f"op {i} (nth): positions are 1-based (negative from the end); 0 is not one")
+        if name == "first_nonempty":
+            options = op.get("options")
+            if not isinstance(options, list) or not options or any(
+                    not isinstance(o, list) or not o or any(not isinstance(x, dict) or x.get("op") not in
+                                                            (*FILTER_OPS, "widen") for x in o) for o in options):
+                errors.append(f"op {i} (first_nonempty): options must be non-empty lists of {FILTER_OPS} or "
+                              "widen ops")
+            else:
+                errors += [f"op {i} option: {e}" for o in options for e in validate_ops(o, columns, False)]
+        if name == "widen" and top_level:
+            errors.append(f"op {i} (widen): only inside a first_nonempty option")
     return errors
 
 
@@ -142,6 +160,14 @@ def _nth(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[str]) -> np
     return pos[np.isin(values[pos], keep)]
 
 
+def _apply_filter(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[str]) -> np.ndarray:
+    if op["op"] == "between":
+        return pos[_between(frame, op)[pos]]
+    if op["op"] == "filter":
+        return pos[_filter(frame, op)[pos]]
+    return _nth(frame, pos, op, trace)
+
+
 def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) -> Execution:
     """Apply a validated plan to ``frame`` (a conversation table's rows); rank ops need a ``ranker``.
 
@@ -152,12 +178,18 @@ def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) 
     out = Execution(frame)
     for op in ops:
         name, before = op["op"], pos
-        if name == "between":
-            pos = pos[_between(frame, op)[pos]]
-        elif name == "filter":
-            pos = pos[_filter(frame, op)[pos]]
-        elif name == "nth":
-            pos = _nth(frame, pos, op, out.trace)
+        if name in FILTER_OPS:
+            pos = _apply_filter(frame, pos, op, out.trace)
+        elif name == "first_nonempty":
+            for i, option in enumerate(op["options"]):
+                pos = before
+                for sub in option:
+                    pos = (before[np.isin(frame[sub["group"]].to_numpy()[before], frame[sub["group"]].to_numpy()[pos])]
+                           if sub["op"] == "widen" else _apply_filter(frame, pos, sub, out.trace))
+                if len(pos):
+                    break
+            if i:
+                out.trace.append(f"first_nonempty: option {i + 1} used, the earlier ones left no rows")
         elif name == "order":
             values = frame[op["by"]].iloc[pos]
             pos = pos[np.argsort(values.to_numpy(), kind="stable")]

@@ -25,11 +25,14 @@ import pandas as pd
 
 from retrieval.conversation_log import as_timezone, load_log, parse_timestamp
 from retrieval.conversation_table import ConversationTable
+from retrieval.fusion import reciprocal_rank_fusion
 from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner
 from retrieval.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
 from retrieval.table_ops import Execution, Plan, execute
 
 REWRITES = ("none", "context", "carry", "llm")
+RANKERS = ("hybrid", "dense", "bm25")
+FUSION_DEPTH = 50  # candidates each ranker contributes to the fusion
 
 
 def load_encoder(spec: str | None = None):
@@ -69,9 +72,13 @@ class TemporalResult:
 class TemporalMemory:
     """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
 
-    def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None):
+    def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None,
+                 ranker: str = "hybrid"):
         if rewrite not in REWRITES:
             raise ValueError(f"rewrite must be one of {REWRITES}")
+        if ranker not in RANKERS:
+            raise ValueError(f"ranker must be one of {RANKERS}")
+        self.ranker = ranker
         if rewrite == "llm" and llm_rewriter is None:
             raise ValueError("rewrite='llm' needs an llm_rewriter")
         self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
@@ -107,7 +114,14 @@ class TemporalMemory:
         return self.llm_rewriter.rewrite(history, question, now)
 
     def _rank(self, query: str, k: int, subset: Sequence[int]) -> list[tuple[int, float]]:
-        return self.table.rank(query, k, subset)
+        """The plan's content ranking: dense (the encoder), BM25, or both fused by reciprocal rank (default)."""
+        if self.ranker == "dense":
+            return self.table.rank(query, k, subset)
+        sparse = self.table.rank_sparse(query, max(k, FUSION_DEPTH), subset)
+        if self.ranker == "bm25":
+            return sparse[:k]
+        dense = self.table.rank(query, max(k, FUSION_DEPTH), subset)
+        return reciprocal_rank_fusion([dense, sparse], top=k)
 
     def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
             rewrite: str | None = None) -> TemporalResult:
@@ -158,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     ask.add_argument("--cache-dir", default="runs/cache/temporal", help="embedding cache ('' for none)")
     ask.add_argument("--content-k", type=int, default=PlannerConfig.content_k)
+    ask.add_argument("--ranker", default="hybrid", choices=RANKERS, help="content ranking of the surviving rows")
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
@@ -172,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
                                           sample=args.sample, cache_dir=args.cache_dir or None, planner=rule,
-                                          rewrite=args.rewrite,
+                                          rewrite=args.rewrite, ranker=args.ranker,
                                           llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -9,9 +9,13 @@ ids. Phrases that look temporal but match no rule are returned as unresolved, ne
 
 Conventions (chosen from how people use the phrases, and stated so a plan can be read):
 - a date or month without a year is the latest one not after now;
-- "last Friday" / "on Friday" is the latest Friday before today;
+- "last Friday" / "on Friday" is the latest Friday before today, or, when we did not talk that day,
+  the latest Friday before today that we did talk;
 - "over the last N days" is today and the N days before it; "the last/past week" is the last 7 days;
 - "N days/months/years ago" is that calendar day/month/year; "last month" the previous calendar month;
+  when no conversation fell on that calendar day, "N days ago" reads as elapsed time instead: between
+  N and N + 1 whole days before now (someone who talked late on the 13th may call it "38 days ago" on
+  the 22nd of the next month at 11:00);
 - "N sessions ago" counts back from now: 1 session ago is the latest session;
 - "earlier today/this morning" is today before the latest session (the one the user just had),
   and morning/afternoon/evening are soft hour ranges (dropped if they would leave nothing).
@@ -58,7 +62,8 @@ class TimeExpression:
 
     ``intervals``: [start, end) pairs, tz-aware; ``session_positions``: (first, last), 1-based, negative from
     the end, inclusive; ``session_ids``: (first, last) values of the session column, inclusive; ``hours``:
-    a soft [lo, hi) hour range; ``before_latest_session``: drop the latest session (soft).
+    a soft [lo, hi) hour range; ``before_latest_session``: drop the latest session (soft);
+    ``alternative_intervals``: a second reading, used when ``intervals`` select no rows.
     """
 
     text: str
@@ -69,12 +74,15 @@ class TimeExpression:
     session_ids: tuple[int, int] | None = None
     hours: tuple[int, int] | None = None
     before_latest_session: bool = False
+    alternative_intervals: list[tuple[datetime, datetime]] | None = None
+    weekday: str | None = None
     unresolved: str | None = None
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if v not in (None, False)}
-        if self.intervals:
-            d["intervals"] = [[a.isoformat(), b.isoformat()] for a, b in self.intervals]
+        for key in ("intervals", "alternative_intervals"):
+            if d.get(key):
+                d[key] = [[a.isoformat(), b.isoformat()] for a, b in d[key]]
         return d
 
 
@@ -190,7 +198,9 @@ class TimeResolver:
             (rf"\b(?:our\s+|the\s+|my\s+)?(?:last|latest|most\s+recent|previous|prior)\s+(?:{SESS}|time)\b",
              self._last_session),
             (rf"\b(?:our\s+|the\s+)?(\d+)(?:st|nd|rd|th)\s+{SESS}", self._nth_session),
-            (rf"\b{SESS}\s+(?:#\s*|number\s+)?(\d+)\b", self._session_id),
+            (r"\b(?:session|discussion|conversation|chat|meeting)\s+(?:#\s*|number\s+)?(\d+)\b"
+             r"(?!\s+(?:days?|weeks?|months?|years?|sessions?|discussions?|conversations?|times?|ago)\b)",
+             self._session_id),
             (r"\bearlier\s+(?:today|this\s+(morning|afternoon|evening)|in\s+the\s+(morning|afternoon|evening|day)"
              r"|on)\b", self._earlier_today),
             (r"\b(?:this\s+(morning|afternoon|evening)|(tonight))\b", self._this_part_of_day),
@@ -295,7 +305,8 @@ class TimeResolver:
 
     def _days_ago(self, n: int) -> TimeExpression:
         d = self.today - timedelta(days=n)
-        return self._expr("relative_day", intervals=self.days(d, d))
+        elapsed = [(self.now - timedelta(days=n + 1), self.now - timedelta(days=n))]
+        return self._expr("relative_day", intervals=self.days(d, d), alternative_intervals=elapsed)
 
     def _last_n_days(self, m: re.Match) -> TimeExpression:
         n = int(m.group(1) or 1)
@@ -346,7 +357,7 @@ class TimeResolver:
         elif back == 0:
             back = 7  # "last Friday" said on a Friday is a week ago
         d = self.today - timedelta(days=back)
-        return self._expr("weekday", intervals=self.days(d, d))
+        return self._expr("weekday", intervals=self.days(d, d), weekday=WEEKDAYS[wd].capitalize())
 
     def _month(self, m: re.Match) -> TimeExpression:
         name = (m.group("m1") or m.group("m2") or m.group("m3")).rstrip(".")

@@ -145,7 +145,7 @@ NOW = datetime(2023, 10, 22, 12, tzinfo=UTC)
 
 def test_carry_time_reference_into_an_ambiguous_turn():
     rw = carry_time_reference(HISTORY, "I enjoy them too! Can you summarize what we discussed?", NOW)
-    assert rw.method == "carry" and rw.text == "can you summarize what we discussed on october 13th?"
+    assert rw.method == "carry" and rw.text == "can you summarize what we discussed, on october 13th?"
     assert carry_time_reference(HISTORY, "What did we discuss last Friday?", NOW).method == "unchanged"
     assert carry_time_reference([], "Can you summarize?", NOW).method == "unchanged"
     assert context_query(HISTORY, "Summarize?").startswith("I see in my calendar")
