@@ -368,7 +368,7 @@ class TrendConfig:
     threshold: str = "null"  # null, labelled, fixed
     alpha: float = 0.01  # null threshold: share of off-topic documents allowed through
     threshold_value: float | None = None  # for threshold "fixed"
-    labelled: str | None = None  # for "labelled": JSONL of {"text", "relevant": true|false}
+    labelled: str | None = None  # for "labelled": JSONL of {"text" or "id", "relevant": true|false}
     reference: str | None = None  # for "reference": documents (CSV / JSONL / log) known not to be about the topic
     n_samples: int = 3  # closest relevant documents shown per period
     confirm: str = "none"  # none, stratified (LLM on a stratified sample), binary (the original's search)
@@ -456,18 +456,25 @@ def topic_scores(table: ConversationTable, topic: str) -> pd.Series:
     return pd.Series(dict(hits), dtype=np.float64).reindex(table.frame.index)
 
 
-def read_labelled(path: str | Path) -> tuple[list[str], list[str]]:
-    """A JSONL of ``{"text", "relevant": true|false}`` -> (relevant texts, non-relevant texts)."""
-    pos, neg = [], []
+def read_labelled(path: str | Path) -> list[tuple[str | None, str | None, bool]]:
+    """A JSONL of ``{"text" | "id", "relevant": true|false}`` -> [(text, id, relevant)].
+
+    ``id`` names a document of the corpus itself (its source id, e.g. a CSV ``id``, or its response index):
+    labelling a few of the corpus's own documents calibrates against the confusers that corpus really holds.
+    """
+    out = []
     for n, obj in iter_jsonl(path):
-        if not isinstance(obj.get("text"), str) or not isinstance(obj.get("relevant"), bool):
-            raise DataError(f"{path}:{n}: expected {{\"text\": str, \"relevant\": true|false}}")
-        (pos if obj["relevant"] else neg).append(obj["text"])
-    return pos, neg
+        text, doc_id = obj.get("text"), obj.get("id")
+        if not isinstance(obj.get("relevant"), bool) or (not isinstance(text, str) and doc_id is None):
+            raise DataError(f"{path}:{n}: expected {{\"text\": str or \"id\": ..., \"relevant\": true|false}}")
+        out.append((text if isinstance(text, str) else None, None if doc_id is None else str(doc_id),
+                    obj["relevant"]))
+    return out
 
 
-def decide_threshold(config: TrendConfig, scores: pd.Series, table: ConversationTable, topic: str) -> Threshold:
-    """The threshold the config asks for, from the corpus's scores or the labelled examples."""
+def decide_threshold(config: TrendConfig, scores: pd.Series, corpus: Corpus, topic: str) -> Threshold:
+    """The threshold the config asks for, from the corpus's scores, a reference corpus or labelled examples."""
+    table = corpus.table
     if config.threshold == "fixed":
         return Threshold(float(config.threshold_value), "fixed")
     if config.threshold == "null":
@@ -475,11 +482,17 @@ def decide_threshold(config: TrendConfig, scores: pd.Series, table: Conversation
     if config.threshold == "reference":
         reference = load_corpus(config.reference, table.encoder)
         return reference_threshold(topic_scores(reference.table, topic).to_numpy(), config.alpha)
-    pos, neg = read_labelled(config.labelled)
+    labelled = read_labelled(config.labelled)
+    row_of = {sid: i for i, sid in corpus.source_ids.items()} | {str(i): i for i in table.frame.index}
+    missing = [d for t, d, _ in labelled if t is None and d not in row_of]
+    if missing:
+        raise DataError(f"{config.labelled}: ids not in the corpus: {missing[:5]}")
+    texts = [t for t, _, _ in labelled if t is not None]
     q = table.encode_query(topic)[0]  # (D,)
-    emb = table.encoder.encode_documents(pos + neg)  # (P + N, D)
-    s = emb @ q
-    return labelled_threshold(s[:len(pos)], s[len(pos):])
+    text_scores = iter(table.encoder.encode_documents(texts) @ q if texts else [])  # (T,)
+    s = [float(next(text_scores)) if t is not None else float(scores.loc[row_of[d]]) for t, d, _ in labelled]
+    relevant = [r for _, _, r in labelled]
+    return labelled_threshold([x for x, r in zip(s, relevant) if r], [x for x, r in zip(s, relevant) if not r])
 
 
 def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = None, backend=None) -> TrendResult:
@@ -501,7 +514,7 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
         period = auto_period(end - start) if start is not None else "month"
         notes.append(f"period chosen from the window's length: {period}")
     scores = topic_scores(table, query.topic)
-    threshold = decide_threshold(config, scores, table, query.topic)
+    threshold = decide_threshold(config, scores, corpus, query.topic)
     window = scores.loc[rows.index]
     weights = (window >= threshold.value).astype(np.float64)
     confirmation = None
@@ -605,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--threshold", choices=THRESHOLD_METHODS)
     ask.add_argument("--alpha", type=float, help="null threshold: share of off-topic documents let through")
     ask.add_argument("--threshold-value", type=float, help="for --threshold fixed")
-    ask.add_argument("--labelled", help="for --threshold labelled: JSONL of {text, relevant}")
+    ask.add_argument("--labelled", help="for --threshold labelled: JSONL of {text or id, relevant}")
     ask.add_argument("--reference", help="for --threshold reference: documents (or a log) not about the topic")
     ask.add_argument("--samples", dest="n_samples", type=int, help="closest relevant documents per period")
     ask.add_argument("--confirm", choices=CONFIRM_METHODS, help="LLM confirmation of relevance")

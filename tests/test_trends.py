@@ -123,6 +123,20 @@ def test_reference_threshold_is_the_reference_quantile(docs_file, tmp_path):
     assert result.threshold.method == "reference" and result.counts()["2023-03"] == 3.0
 
 
+def test_labelled_threshold_from_texts_and_corpus_ids(docs_file, tmp_path):
+    labels = write_docs(tmp_path / "labels.jsonl", [
+        {"id": "n4", "relevant": True}, {"id": "n2", "relevant": False}, {"id": 2, "relevant": False},
+        {"text": "electric cars everywhere", "relevant": True}, {"text": "a quiet lunch", "relevant": False}])
+    config = TrendConfig(period="month", threshold="labelled", labelled=str(labels))
+    result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "electric cars?", config)
+    assert result.threshold.details == {"f1": 1.0, "n_positive": 2, "n_negative": 3}
+    assert result.counts() == {"2023-01": 1.0, "2023-02": 0.0, "2023-03": 3.0}
+    bad = write_docs(tmp_path / "bad.jsonl", [{"id": "nope", "relevant": True}])
+    with pytest.raises(ValueError, match="ids not in the corpus"):
+        analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "electric cars?",
+                      TrendConfig(threshold="labelled", labelled=str(bad)))
+
+
 def test_labelled_threshold_separates_the_labels():
     t = labelled_threshold([0.6, 0.7, 0.8], [0.1, 0.2, 0.3, 0.65])
     assert 0.3 < t.value <= 0.6 and t.details["f1"] == pytest.approx(6 / 7)
