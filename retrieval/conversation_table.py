@@ -22,6 +22,7 @@ from retrieval.index import DenseIndex
 
 logger = logging.getLogger(__name__)
 
+QUERY_CACHE_SIZE = 4096
 COLUMNS = ("response_idx", "session", "speaker", "timestamp", "date", "time", "hour", "weekday", "week", "month",
            "year", "text")
 
@@ -73,6 +74,7 @@ class ConversationTable:
         # DualEncoder.identity hashes weights on every call: read it once per table, not per query
         self.encoder_id = index.encoder_id if index is not None else None
         self._bm25 = None
+        self._query_cache: dict[str, np.ndarray] = {}  # repeated questions in a chat are encoded once
 
     @classmethod
     def from_utterances(cls, utterances: Sequence[Utterance], encoder=None, cache_dir: str | Path | None = None,
@@ -94,9 +96,17 @@ class ConversationTable:
         return self.frame["timestamp"].dt.tz
 
     def encode_query(self, text: str) -> np.ndarray:
+        """The query's embedding (1, D), cached by text (at most QUERY_CACHE_SIZE entries)."""
         if self.encoder is None:
             raise RuntimeError("this conversation table was built without an encoder; semantic ranking needs one")
-        return self.encoder.encode_queries([text])  # (1, D)
+        if text not in self._query_cache:
+            if len(self._query_cache) >= QUERY_CACHE_SIZE:
+                self._query_cache.clear()
+            self._query_cache[text] = self.encoder.encode_queries([text])
+        return self._query_cache[text]
+
+    def clear_query_cache(self) -> None:
+        self._query_cache.clear()
 
     def rank_sparse(self, query: str, k: int, subset: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """Top-k (response_idx, BM25 score) over "speaker: text", restricted to ``subset`` rows when given."""

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from retrieval.conversation_log import as_timezone, load_log, parse_timestamp
+from retrieval.conversation_log import load_log, parse_timestamp
 from retrieval.conversation_table import ConversationTable
 from retrieval.fusion import reciprocal_rank_fusion
 from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner
@@ -98,7 +98,7 @@ class TemporalMemory:
         if now is None:
             return self.table.end.to_pydatetime()
         if isinstance(now, str):
-            parsed = parse_timestamp(now, as_timezone(str(self.table.tz)))
+            parsed = parse_timestamp(now, self.table.tz)
             if parsed is None:
                 raise ValueError(f"cannot read the time {now!r}; use ISO 8601, e.g. 2023-10-22T12:00")
             return parsed
