@@ -139,11 +139,12 @@ class DualEncoder(nn.Module):
         """Names this encoder and fingerprints its weights; stored with every index it fills.
 
         Hashing the word embeddings takes ~0.5 s on a busy CPU and every search checks the identity,
-        so it is kept until one of the hashed tensors changes (an in-place update bumps its version).
+        so it is kept while the hashed tensors stay the same: same storage, same version (every in-place
+        update bumps it) and same sum (which also sees writes through ``.data``, which do not).
         """
         models = [self.query_model] + ([self.document_model] if self.document_model is not None else [])
         hashed = [p for model in models for params in [list(model.parameters())] for p in params[:2] + params[-2:]]
-        key = tuple((p.data_ptr(), p._version) for p in hashed)
+        key = tuple((p.data_ptr(), p._version, float(p.detach().sum())) for p in hashed)
         if self._identity is not None and self._identity[0] == key:
             return self._identity[1]
         h = hashlib.sha1()

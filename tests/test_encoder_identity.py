@@ -19,6 +19,8 @@ def test_identity_is_cached_and_changes_with_the_weights(tiny_backbone):
     with torch.no_grad():
         embeddings[0, 0] -= 1.0
     assert encoder.identity == first  # same weights, same identity
+    encoder.query_model.get_input_embeddings().weight.data[1, 1] += 2.0  # bypasses the version counter
+    assert encoder.identity not in (first, changed)
     other = DualEncoder.from_backbone(tiny_backbone)
     other.query_model.load_state_dict({k: v + 0.5 for k, v in other.query_model.state_dict().items()})
     assert other.identity != first
