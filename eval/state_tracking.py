@@ -1,4 +1,5 @@
-"""Evaluate the coarse cell state tracker: BM25, the untuned encoder and the trained tracker side by side.
+"""Evaluate the coarse cell state tracker: BM25, the untuned encoder, the trained tracker and the
+reciprocal rank fusion of BM25 and the tracker, side by side.
 
     python -m eval.state_tracking --checkpoint runs/state_tracker [--dtr runs/dtr] [--questions FILE]
         [--tables FILE] [--passages FILE] [--split test] [--output runs/state_tracker/eval_state_tracking.json]
@@ -32,6 +33,7 @@ from models.dual_encoder import DualEncoder
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
 from retrieval.embedding_cache import cached_document_embeddings
+from retrieval.fusion import reciprocal_rank_fusion
 from retrieval.hybridialogue import load_hybridialogue
 from retrieval.index import DenseIndex
 from retrieval.ottqa import load_passages, load_questions, load_tables
@@ -109,7 +111,11 @@ def evaluate_ottqa(checkpoint: str | None, tables_path: str, questions_path: str
                           ("bm25 (query only)", [t.query for *_, t in turns])):
         ranked[name] = [[i for i, _ in bm25.search([a], K, subset=first.cells_of[c.table_id])[0]]
                         for a, (c, *_) in zip(anchors, turns)]
-    order = ["bm25", "bm25 (query only)", "untuned"] + (["tracker"] if "tracker" in trackers else [])
+    dense = "tracker" if "tracker" in trackers else "untuned"
+    fused = f"bm25 (query only)+{dense} (rrf)"
+    ranked[fused] = [[i for i, _ in reciprocal_rank_fusion([[(x, 0) for x in b], [(x, 0) for x in d]], top=K)]
+                     for b, d in zip(ranked["bm25 (query only)"], ranked[dense])]
+    order = ["bm25", "bm25 (query only)", "untuned"] + (["tracker"] if "tracker" in trackers else []) + [fused]
 
     def score(kept: Sequence[bool]) -> dict:
         return {m: _metrics([ranked[m][i] if kept[i] else [] for i in scored], [relevant[i] for i in scored],
@@ -193,7 +199,7 @@ def main(argv: list[str] | None = None) -> dict:
         if setting.startswith("_"):
             continue
         print_table(f"{setting} ({n} turns)", {m: v for m, v in rows.items() if not m.startswith("_")}, COLUMNS)
-        best = "tracker" if "tracker" in rows else "untuned"
+        best = "tracker" if "tracker" in rows else "untuned"  # turn by turn for the dense model under test
         print_table(f"{setting}, {best}, turn by turn", rows[best]["by_turn"], COLUMNS)
         if "_table_found" in rows:
             print(json.dumps(rows["_table_found"]))
