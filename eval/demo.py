@@ -1,8 +1,13 @@
 """`make demo`: the main job end to end on the default data and the packaged models.
 
 Each stage runs as the command a user would type (printed before it runs) and writes
-under ``runs/demo/``. A stage whose outputs exist is skipped, so an interrupted demo
+under ``runs/demo/``. A stage whose output exists is skipped, so an interrupted demo
 resumes where it stopped; ``--force`` reruns everything.
+
+Stages: train and evaluate the Dense Table Retriever; train and evaluate the cell state
+tracker; answer a few OTT-QA turns with the offline LLM and score a small response grid;
+evaluate temporal memory on Zyphra's questions and LoCoMo's temporal questions; one
+temporal-trend question with its plot.
 """
 
 from __future__ import annotations
@@ -20,9 +25,9 @@ from eval.retrieval import print_results
 RUNS = Path("runs/demo")
 
 
-def stage(name: str, cmd: list[str], done: Path, force: bool) -> None:
+def stage(name: str, cmd: list[str], done: Path | None, force: bool) -> None:
     print(f"\n=== {name}\n$ {shlex.join(cmd)}", flush=True)
-    if done.exists() and not force:
+    if done is not None and done.exists() and not force:
         print(f"(skipped: {done} exists; pass --force to rerun)")
         return
     started = time.perf_counter()
@@ -31,28 +36,59 @@ def stage(name: str, cmd: list[str], done: Path, force: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--force", action="store_true", help="rerun stages whose outputs exist")
     p.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    p.add_argument("--llm", default="smollm2", help="LLM for the answered turns and the response grid")
     a = p.parse_args(argv)
     py = sys.executable
     accelerate = [py, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1", "--num_machines", "1",
                   "--mixed_precision", "no", "--dynamo_backend", "no"]
-    data = ["--data_dir", a.data_dir]
-    ottqa = Path(a.data_dir) / "ottqa"
-    dtr = RUNS / "dtr"
+    data = Path(a.data_dir)
+    ottqa = data / "ottqa"
+    ottqa_files = ["--tables", str(ottqa / "tables.jsonl"), "--questions", str(ottqa / "questions_dev.json")]
+    dtr, tracker = RUNS / "dtr", RUNS / "state_tracker"
+
     stage("train the Dense Table Retriever",
-          accelerate + ["train/dtr.py", "--config", "configs/dtr.yaml", "--output_dir", str(dtr), *data],
-          dtr / "all_results.json", a.force)
-    stage("evaluate table retrieval (BM25, untuned encoder, DTR)",
-          [py, "-m", "eval.retrieval", "--checkpoint", str(dtr), "--tables", str(ottqa / "tables.jsonl"),
-           "--questions", str(ottqa / "questions_dev.json"), "--split", "test",
-           "--output", str(RUNS / "eval_retrieval.json")],
-          RUNS / "eval_retrieval.json", a.force)
+          accelerate + ["train/dtr.py", "--config", "configs/dtr.yaml", "--output_dir", str(dtr),
+                        "--data_dir", str(data)], dtr / "all_results.json", a.force)
+    stage("evaluate table retrieval: BM25, untuned encoder, DTR",
+          [py, "-m", "eval.retrieval", "--checkpoint", str(dtr), *ottqa_files, "--split", "test", "--bf16",
+           "--output", str(RUNS / "eval_retrieval.json")], RUNS / "eval_retrieval.json", a.force)
+    stage("train the cell state tracker",
+          accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker.yaml", "--output_dir",
+                        str(tracker), "--data_dir", str(data)], tracker / "all_results.json", a.force)
+    stage("evaluate state tracking: BM25, untuned encoder, tracker; gold and DTR tables",
+          [py, "-m", "eval.state_tracking", "--checkpoint", str(tracker), "--dtr", str(dtr), *ottqa_files,
+           "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
+           "--output", str(RUNS / "eval_state_tracking.json")], RUNS / "eval_state_tracking.json", a.force)
+    stage("answer three turns of a test conversation (history, table, top cells, answer)",
+          [py, "-m", "retrieval.chat", "--dtr", str(dtr), "--tracker", str(tracker), "--llm", a.llm,
+           *ottqa_files, "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
+           "--show-turns", "3"], None, a.force)
+    stage("score responses on 5 test conversations: no / top-1 / top-3 knowledge x BM25 / DTR / gold tables",
+          [py, "-m", "eval.response", "--dtr", str(dtr), "--tracker", str(tracker), "--llm", a.llm,
+           *ottqa_files, "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
+           "--max-conversations", "5", "--output", str(RUNS / "eval_response_5conv.json")],
+          RUNS / "eval_response_5conv.json", a.force)
+    stage("evaluate temporal memory (rule planner) against semantic baselines",
+          [py, "-m", "eval.temporal", "--config", "configs/temporal.yaml", "--data-dir",
+           str(data / "zyphra_temporal"), "--output", str(RUNS / "eval_temporal.json")],
+          RUNS / "eval_temporal.json", a.force)
+    stage("LoCoMo temporal questions: time-aware against semantic-only retrieval",
+          [py, "-m", "eval.locomo_temporal", "--data", str(data / "locomo" / "locomo_open.json"),
+           "--output", str(RUNS / "eval_locomo_temporal.json")], RUNS / "eval_locomo_temporal.json", a.force)
+    stage("a temporal-trend question, with its plot and report",
+          [py, "-m", "retrieval.trends", "ask", "--docs",
+           str(data / "zyphra_temporal" / "ConversationData" / "26.json"),
+           "How often did we talk about painting, session by session?", "--llm", "none",
+           "--out", str(RUNS / "trends_painting")], RUNS / "trends_painting" / "report.md", a.force)
+
+    print("\n=== summary")
     print_results(json.loads((RUNS / "eval_retrieval.json").read_text()))
     results = json.loads((dtr / "all_results.json").read_text())
-    print(f"\nDTR training: {results['steps']} steps in {results['train_runtime_s']} s; "
-          f"outputs under {RUNS}/")
+    print(f"\nDTR training: {results['steps']} steps in {results['train_runtime_s']} s. Everything is under {RUNS}/: "
+          "eval_*.json for the figures, trends_painting/volume.png for the plot.")
 
 
 if __name__ == "__main__":
