@@ -178,6 +178,29 @@ def latency_summary(latencies: dict[str, list[float]]) -> dict:
     return out
 
 
+def merge_reports(reports: list[dict]) -> dict:
+    """One report from runs over disjoint logs: means weighted by question counts, latencies re-pooled."""
+    results: dict = defaultdict(lambda: defaultdict(dict))
+    cells = defaultdict(list)
+    for report in reports:
+        for method, kinds in report["results"].items():
+            for kind, subtypes in kinds.items():
+                for subtype, row in subtypes.items():
+                    cells[(method, kind, subtype)].append(row)
+    for (method, kind, subtype), rows in cells.items():
+        n = sum(r["n"] for r in rows)
+        results[method][kind][subtype] = {**{k: round(sum(r[k] * r["n"] for r in rows) / n, 2)
+                                             for k in rows[0] if k != "n"}, "n": n}
+    samples = defaultdict(list)
+    for report in reports:
+        for name, seconds in report["latency_seconds"].items():
+            samples[name].extend(seconds)
+    return {"merged_from": [r.get("command") for r in reports], "logs": [log for r in reports for log in r["logs"]],
+            "n_questions": sum(r["n_questions"] for r in reports), "encoder": reports[0]["encoder"],
+            "results": json.loads(json.dumps(results)), "latency": latency_summary(samples),
+            "latency_seconds": samples, "llm": [r["llm"] for r in reports if r.get("llm")] or None}
+
+
 def print_report(summary: dict, latency: dict) -> None:
     kinds = ["time", "time+content", "ambiguous"]
     for kind in kinds:
@@ -224,7 +247,8 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
         logger.info("log %s: %d question versions", log, len(qs))
     llm_info = run_llm(board, memories, questions, config) if config.llm else None
     return {"config": asdict(config), "encoder": encoder.identity, "logs": logs, "n_questions": len(questions),
-            "results": board.summary(), "latency": latency_summary(latencies), "llm": llm_info}
+            "results": board.summary(), "latency": latency_summary(latencies), "latency_seconds": latencies,
+            "llm": llm_info}
 
 
 def load_config(path: str | None, overrides: dict) -> TemporalEvalConfig:
@@ -250,13 +274,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--llm-sample", type=int)
     parser.add_argument("--latency-sample", type=int, help="questions per log timed with a cold query cache")
     parser.add_argument("--output", help="write the results as JSON here")
+    parser.add_argument("--merge", nargs="+", metavar="REPORT",
+                        help="print (and --output) one report merged from reports of runs over disjoint logs")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    overrides = {k: v for k, v in vars(args).items() if k != "config"}
+    overrides = {k: v for k, v in vars(args).items() if k not in ("config", "merge")}
     config = load_config(args.config, overrides)
     try:
-        report = evaluate(config)
-    except DataError as e:
+        report = (merge_reports([json.loads(Path(p).read_text()) for p in args.merge]) if args.merge
+                  else evaluate(config))
+    except (DataError, FileNotFoundError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     report["command"] = "python -m eval.temporal " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -58,6 +58,11 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     assert report["results"]["rule/context"]["ambiguous"]["all"]["recall"] == 100.0
     assert "rule/original" in report["results"] and report["latency"]["all"]["n"] == 7
     assert report["results"]["rule"]["time+content"]["content"]["recall"] == 100.0  # 1 row in k = 5 of 2
+    merged_path = tmp_path / "merged.json"
+    assert temporal.main(["--merge", str(out), str(out), "--output", str(merged_path)]) == 0
+    merged = json.loads(merged_path.read_text())
+    assert merged["results"]["rule"]["time"]["all"] == {**rule["all"], "n": 6}
+    assert merged["latency"]["all"]["n"] == 14
 
 
 def test_eval_temporal_rejects_a_wrong_folder(tmp_path, capsys):
