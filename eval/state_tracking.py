@@ -4,6 +4,7 @@ reciprocal rank fusion of BM25 and the tracker, side by side.
     python -m eval.state_tracking --checkpoint runs/state_tracker [--dtr runs/dtr] [--questions FILE]
         [--tables FILE] [--passages FILE] [--split test] [--output runs/state_tracker/eval_state_tracking.json]
     python -m eval.state_tracking --checkpoint runs/state_tracker --hybridialogue experimental_data.json
+    python -m eval.state_tracking --checkpoint runs/state_tracker --history-turns 0   # anchor = the query alone
 
 Every turn of every OTT-QA conversation of the split is a query: its anchor is the earlier
 turns (with their reference answers) and the current query, its candidates the cells of a
@@ -25,6 +26,7 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from eval.metrics import ranking_metrics
@@ -57,8 +59,11 @@ def _metrics(ranked: list[list], relevant: list[set], positions: list[int]) -> d
     return {**ranking_metrics(zip(ranked, relevant)), "by_turn": _by_position(ranked, relevant, positions)}
 
 
-def _trackers(checkpoint: str | None, baseline: str) -> dict[str, CellStateTracker]:
+def _trackers(checkpoint: str | None, baseline: str, history_turns: int | str = "saved"
+              ) -> dict[str, CellStateTracker]:
     trained = CellStateTracker.from_pretrained(checkpoint) if checkpoint else None
+    if trained and history_turns != "saved":  # an ablation: the anchor differs from training's
+        trained.settings = replace(trained.settings, history_turns=history_turns)
     cfg = trained.encoder.config if trained else None
     untuned = DualEncoder.from_backbone(baseline, **({"max_query_length": cfg.max_query_length,
                                                       "max_document_length": cfg.max_document_length} if cfg else {}))
@@ -82,7 +87,7 @@ def dtr_tables(dtr: str, baseline: str, tables: dict, queries: list[str], cache_
 
 def evaluate_ottqa(checkpoint: str | None, tables_path: str, questions_path: str, passages_path: str | None,
                    split: str | None, baseline: str, dtr: str | None, cache_dir: str | None,
-                   batch_size: int = 64, dtr_pool: str = "all") -> dict:
+                   batch_size: int = 64, dtr_pool: str = "all", history_turns: int | str = "saved") -> dict:
     started = time.perf_counter()
     tables = load_tables(tables_path)
     passages = load_passages(passages_path) if passages_path and Path(passages_path).is_file() else {}
@@ -94,7 +99,7 @@ def evaluate_ottqa(checkpoint: str | None, tables_path: str, questions_path: str
     relevant = [{(c.table_id, r, col) for r, col in t.targets} for c, _, t in turns]
     eval_tables = [tables[c.table_id] for c in conversations]
 
-    trackers = _trackers(checkpoint, baseline)
+    trackers = _trackers(checkpoint, baseline, history_turns)
     ranked: dict[str, list[list]] = {}
     stats = None
     for name, tracker in trackers.items():
@@ -171,6 +176,10 @@ def evaluate_hybridialogue(checkpoint: str | None, path: str, baseline: str, cac
                       "mean_candidates": sum(map(len, subsets)) / max(len(subsets), 1)}}
 
 
+def _history_turns(text: str) -> int | str | None:
+    return text if text == "saved" else None if text == "all" else int(text)
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", help="trained tracker folder (omit to compare BM25 and the untuned encoder)")
@@ -185,6 +194,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--baseline", default="packaged:minilm", help="the untuned encoder")
     p.add_argument("--cache-dir", default="runs/cache", help="cell and table embedding cache ('' to disable)")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--history-turns", default="saved",
+                   help="earlier turns in the anchor: 'saved' (the checkpoint's setting), 'all' or N (an ablation)")
     p.add_argument("--output", help="JSON file for the results")
     a = p.parse_args(argv)
     cache = a.cache_dir or None
@@ -193,7 +204,7 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         results = evaluate_ottqa(a.checkpoint, a.tables, a.questions, a.passages or None,
                                  None if a.split == "all" else a.split, a.baseline, a.dtr, cache, a.batch_size,
-                                 a.dtr_pool)
+                                 a.dtr_pool, _history_turns(a.history_turns))
     n = results["_data"]["turns_scored"]
     for setting, rows in results.items():
         if setting.startswith("_"):

@@ -149,3 +149,8 @@ def test_evaluation_on_hybridialogue_candidates(tiny_backbone, tmp_path):
     rows = results["own_candidates"]
     assert rows["bm25"]["n"] == rows["untuned"]["n"] == 2
     assert rows["untuned"]["top3"] == 1.0  # every turn has at most 3 candidates
+
+
+def test_history_turns_override_parses():
+    assert state_tracking._history_turns("saved") == "saved"
+    assert state_tracking._history_turns("all") is None and state_tracking._history_turns("0") == 0
