@@ -142,20 +142,21 @@ def bench_subsets(index: DenseIndex, vectors: np.ndarray, queries: np.ndarray, n
 
         methods = {"default": default, "faiss_selector": selector, "numpy_subset": numpy_rows}
         times: dict[str, list[float]] = {m: [] for m in methods}
-        agree = []
+        agree, selector_agree = [], []
         for i in range(args.subset_repeats):
             state["i"] = i
             for name, seconds in interleaved(methods, 1).items():
                 times[name] += seconds
-            got = [r for r, _ in default()[0]]
-            want = numpy_rows().tolist()
-            agree.append(len(set(got) & set(want)) / max(1, len(want)))
+            want = set(numpy_rows().tolist())
+            agree.append(len({r for r, _ in default()[0]} & want) / max(1, len(want)))
+            selector_agree.append(len({r for r, _ in selector()[0]} & want) / max(1, len(want)))
         # min: the work itself; median: what a call costs on this machine now (sub-millisecond calls on
         # an oversubscribed machine are often preempted mid-call, which adds tens of ms at random)
         row = {"n": n, "factory": factory, "subset": size,
                **{f"{m}_min_ms": round(1000 * min(t), 3) for m, t in times.items()},
                **{f"{m}_median_ms": summary_ms(t)["median_ms"] for m, t in times.items()},
-               f"default_recall@{args.k}": round(float(np.mean(agree)), 4), "load": load_average()[0]}
+               f"default_recall@{args.k}": round(float(np.mean(agree)), 4),
+               f"selector_recall@{args.k}": round(float(np.mean(selector_agree)), 4), "load": load_average()[0]}
         out.append(row)
         print_table([row])
     return out

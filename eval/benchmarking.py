@@ -76,9 +76,13 @@ def limit_threads(n: int | None) -> int | None:
         return None
     import faiss
     import torch
-    from threadpoolctl import threadpool_limits
 
-    threadpool_limits(n)
+    try:  # numpy's BLAS; threadpoolctl comes with scikit-learn (a sentence-transformers dependency)
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(n)
+    except ImportError:  # numpy's BLAS keeps its own thread count
+        pass
     faiss.omp_set_num_threads(n)
     torch.set_num_threads(n)
     return n
