@@ -7,20 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 from accelerate.state import AcceleratorState
+from ctbls_fixtures import split_uids
 from safetensors.torch import load_file
 
-from retrieval.benchmark import table_split
 from retrieval.table_retriever import DenseTableRetriever
 from train import dtr
-
-
-def _uids(split: str, n: int) -> list[str]:
-    out, i = [], 0
-    while len(out) < n:
-        if table_split(f"tbl_{i}") == split:
-            out.append(f"tbl_{i}")
-        i += 1
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +20,7 @@ def tiny_ottqa(tmp_path_factory) -> Path:
     (root / "ottqa").mkdir()
     tables, questions = [], []
     for split, n in (("train", 8), ("val", 2)):
-        for k, uid in enumerate(_uids(split, n)):
+        for k, uid in enumerate(split_uids(n, split)):
             tables.append({"uid": uid, "title": f"{uid} season {k}", "section_title": "Results", "intro": "",
                            "section_text": "", "header": [["Team", []], ["Points", []]],
                            "data": [[[f"team{k}", []], [str(k), []]]]})
