@@ -2,7 +2,9 @@
 
     accelerate launch train/dtr.py --config configs/dtr.yaml
     accelerate launch --cpu train/dtr.py --config configs/dtr.yaml --output_dir runs/x --num_train_epochs 1
-    accelerate launch --num_processes 2 train/dtr.py --config configs/dtr_roberta.yaml
+    accelerate launch --multi_gpu --num_processes 8 train/dtr.py --config configs/dtr_roberta.yaml
+    CUDA_VISIBLE_DEVICES= accelerate launch --multi_gpu --num_processes 2 train/dtr.py --config configs/dtr.yaml
+    torchrun --nproc_per_node 2 train/dtr.py --config configs/dtr.yaml      # CPU processes over gloo
     accelerate launch train/dtr.py --config configs/dtr.yaml --resume_from_checkpoint latest
 
 Pairs: (question, its table's text) for the questions of the train split's tables, plus
