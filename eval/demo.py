@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
           accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker.yaml", "--output_dir",
                         str(tracker), "--data_dir", str(data)], tracker / "all_results.json", a.force)
     stage("evaluate state tracking: BM25, untuned encoder, tracker; gold and DTR tables",
-          [py, "-m", "eval.state_tracking", "--checkpoint", str(tracker), "--dtr", str(dtr), *ottqa_files,
+          [py, "-m", "eval.state_tracking", "--checkpoint", str(tracker), "--dtr", str(dtr), "--dtr-pool", "split",
+           *ottqa_files,
            "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
            "--output", str(RUNS / "eval_state_tracking.json")], RUNS / "eval_state_tracking.json", a.force)
     stage("answer three turns of a test conversation (history, table, top cells, answer)",
