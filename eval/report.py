@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 
 def print_table(title: str, rows: dict[str, dict], columns: list[str]) -> None:
     width = max([len(r) for r in rows] + [6])
@@ -11,3 +14,10 @@ def print_table(title: str, rows: dict[str, dict], columns: list[str]) -> None:
         cells = "".join(f"{metrics[c]:>18.4f}" if isinstance(metrics.get(c), float) else f"{'-':>18}"
                         for c in columns)
         print(f"{name:<{width}}{cells}")
+
+
+def write_json(path: str | None, results: dict) -> None:
+    """Write results as indented JSON, creating the folder; nothing when no path is given."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(results, indent=2))

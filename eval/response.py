@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 from rouge_score import rouge_scorer
 
+from eval.report import write_json
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
 from retrieval.embedding_cache import cached_document_embeddings
@@ -264,9 +265,7 @@ def main(argv: list[str] | None = None) -> dict:
     results["_data"].update({"split": a.split, "pool": a.pool, "max_conversations": a.max_conversations,
                              "dtr": a.dtr, "tracker": a.tracker, "questions": a.questions, **report.as_dict()})
     print_results(results)
-    if a.output:
-        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.output).write_text(json.dumps(results, indent=2))
+    write_json(a.output, results)
     if a.predictions:
         Path(a.predictions).parent.mkdir(parents=True, exist_ok=True)
         Path(a.predictions).write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from eval.metrics import ranking_metrics
-from eval.report import print_table
+from eval.report import print_table, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
@@ -104,9 +104,7 @@ def main(argv: list[str] | None = None) -> dict:
     results = evaluate(a.checkpoint, a.tables, a.questions, None if a.split == "all" else a.split,
                        a.baseline, a.cache_dir or None, a.batch_size, a.bf16)
     print_results(results)
-    if a.output:
-        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.output).write_text(json.dumps(results, indent=2))
+    write_json(a.output, results)
     return results
 
 

@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from eval.metrics import ranking_metrics
-from eval.report import print_table
+from eval.report import print_table, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
@@ -215,9 +215,7 @@ def main(argv: list[str] | None = None) -> dict:
         if "_table_found" in rows:
             print(json.dumps(rows["_table_found"]))
     print(json.dumps(results["_data"]))
-    if a.output:
-        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.output).write_text(json.dumps(results, indent=2))
+    write_json(a.output, results)
     return results
 
 
