@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from rouge_score import rouge_scorer
 
-from eval.report import write_json
+from eval.report import run_cli, write_json
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
 from retrieval.embedding_cache import cached_document_embeddings
@@ -278,4 +278,4 @@ def _spec_mapping(spec: str) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from eval.metrics import ranking_metrics
-from eval.report import print_table, write_json
+from eval.report import print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
@@ -109,4 +109,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from eval.metrics import ranking_metrics
-from eval.report import print_table, write_json
+from eval.report import print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.benchmark import BenchmarkReport, build_conversations
 from retrieval.bm25 import BM25Retriever
@@ -220,4 +220,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -5,25 +5,16 @@ from pathlib import Path
 
 import pytest
 from accelerate.state import AcceleratorState
+from ctbls_fixtures import split_uids
 
 from eval import state_tracking
 from models.dual_encoder import DualEncoder
-from retrieval.benchmark import table_split
 from retrieval.cell_text import CellTextSettings
 from retrieval.state_tracker import CellStateTracker
 from retrieval.types import Cell, Table
 from train import state_tracker as train_st
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def _uids(split: str, n: int) -> list[str]:
-    out, i = [], 0
-    while len(out) < n:
-        if table_split(f"tbl_{i}") == split:
-            out.append(f"tbl_{i}")
-        i += 1
-    return out
 
 
 def _table(uid: str, k: int) -> dict:
@@ -40,7 +31,7 @@ def tiny_ottqa(tmp_path_factory) -> Path:
     (root / "ottqa").mkdir()
     tables, questions, passages = [], [], []
     for split, n in (("train", 6), ("val", 2), ("test", 2)):
-        for k, uid in enumerate(_uids(split, n)):
+        for k, uid in enumerate(split_uids(n, split)):
             tables.append(_table(uid, k))
             passages.append({"table_id": uid, "passages": {f"/wiki/P{k}_{r}": f"player{k}_{r} is a striker"
                                                            for r in range(4)}})
