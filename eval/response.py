@@ -44,14 +44,14 @@ from retrieval.bm25 import BM25Retriever
 from retrieval.embedding_cache import cached_document_embeddings
 from retrieval.index import DenseIndex
 from retrieval.llm import GenerationResult, LLMBackend, load_backend
-from retrieval.ottqa import load_passages, load_questions, load_tables
+from retrieval.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
 from retrieval.pipeline import DEFAULT_MAX_NEW_TOKENS, index_cells, response_messages
 from retrieval.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
 from retrieval.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.table_retriever import DenseTableRetriever
 from retrieval.types import Conversation, Table
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ottqa"
+DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 TABLE_SETTINGS = ("bm25", "dtr", "gold")
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 logger = logging.getLogger(__name__)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from pathlib import Path
 
 import torch
 
@@ -25,10 +24,10 @@ from retrieval.bm25 import BM25Retriever
 from retrieval.embedding_cache import cached_document_embeddings
 from retrieval.fusion import reciprocal_rank_fusion
 from retrieval.index import DenseIndex
-from retrieval.ottqa import load_questions, load_tables
+from retrieval.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
 from retrieval.table_retriever import DenseTableRetriever, TableTextSettings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ottqa"
+DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 logger = logging.getLogger(__name__)
 
 

@@ -38,11 +38,11 @@ from retrieval.embedding_cache import cached_document_embeddings
 from retrieval.fusion import reciprocal_rank_fusion
 from retrieval.hybridialogue import load_hybridialogue
 from retrieval.index import DenseIndex
-from retrieval.ottqa import load_passages, load_questions, load_tables
+from retrieval.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
 from retrieval.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.table_retriever import DenseTableRetriever
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ottqa"
+DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 COLUMNS = ["mrr@10", "top1", "top3", "top10"]
 K = 10
 
