@@ -5,6 +5,7 @@
 
 Methods, all in one run, on every version (paraphrase) of every question:
 - ``rule``: the rule planner (time expressions -> table operations; content ranking when named);
+  ``rule@c`` (time+content only): the same ranking cut to its top c rows (``content_cutoffs``);
 - ``semantic@k`` (k = 10, 20, 30): dense search over the utterance text;
 - ``semantic_meta@k``: dense search over the text with its metadata written in (session, date, time);
 - ambiguous questions, three query handlings through the rule planner: ``rule/original`` (the last turn
@@ -55,6 +56,8 @@ class TemporalEvalConfig:
     content_k: int = PlannerConfig.content_k
     fallback_k: int = PlannerConfig.fallback_k
     ranker: str = "hybrid"  # content ranking: hybrid (dense + BM25, reciprocal rank fusion), dense or bm25
+    turns: bool = True  # also rank each utterance with the turn it follows (a second index)
+    content_cutoffs: list[int] = field(default_factory=lambda: [1, 3, 5])  # time+content: also score the top c
     semantic_ks: list[int] = field(default_factory=lambda: [10, 20, 30])
     llm: str | None = None
     llm_sample: int = 20
@@ -106,12 +109,17 @@ def semantic_baselines(board: Scoreboard, questions: list[TemporalQuestion], tab
                 board.add(f"{name}@{k}", q, [i for i, _ in ranked[:k]])
 
 
-def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[TemporalQuestion]) -> None:
+def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[TemporalQuestion],
+             cutoffs: Sequence[int] = ()) -> None:
+    """The rule planner on every question; time+content questions also scored on the top c ranked rows."""
     for q in questions:
         handlings = HANDLINGS.items() if q.kind == "ambiguous" else [(None, "none")]
         for label, mode in handlings:
             result = memory.ask(q.question, history=q.history, rewrite=mode)
             board.add("rule" if label is None else f"rule/{label}", q, result.ids)
+            if q.kind == "time+content":
+                for c in cutoffs:  # rows are best first when the plan ranked them; time order (all kept) if not
+                    board.add(f"rule@{c}", q, result.ids[:c] if result.execution.scores else result.ids)
 
 
 def measure_latency(memory: TemporalMemory, questions: list[TemporalQuestion], n: int, seed: int,
@@ -235,13 +243,14 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
     board, latencies, memories = Scoreboard(), defaultdict(list), {}
     for log in logs:
         utterances = read_zyphra_log(paths[log])
-        tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, config.cache_dir),
+        tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
+                                                                turns=config.turns),
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
                                                                      metadata_in_text=True)}
         memory = memories[log] = TemporalMemory(tables["semantic"], planner, ranker=config.ranker)
         memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
         qs = [q for q in questions if q.log == log]
-        run_rule(board, memory, qs)
+        run_rule(board, memory, qs, config.content_cutoffs)
         measure_latency(memory, qs, config.latency_sample, config.seed, latencies)
         semantic_baselines(board, qs, tables, config.semantic_ks)
         logger.info("log %s: %d question versions", log, len(qs))
@@ -270,6 +279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fallback-k", type=int)
     parser.add_argument("--ranker", choices=["hybrid", "dense", "bm25"], help="content ranking (default hybrid)")
     parser.add_argument("--semantic-ks", type=int, nargs="+")
+    parser.add_argument("--content-cutoffs", type=int, nargs="+", help="time+content: also score the top c rows")
+    parser.add_argument("--no-turns", dest="turns", action="store_const", const=False,
+                        help="rank utterances alone, without the turn each follows")
     parser.add_argument("--llm", help="LLM backend spec (e.g. smollm2) for the sampled LLM planner and rewrite")
     parser.add_argument("--llm-sample", type=int)
     parser.add_argument("--latency-sample", type=int, help="questions per log timed with a cold query cache")

@@ -64,30 +64,55 @@ def metadata_text(row: pd.Series) -> str:
             f"response {row['response_idx']}] {row['speaker']}: {row['text']}")
 
 
-class ConversationTable:
-    """The frame of metadata columns plus a :class:`DenseIndex` over the text, keyed by response_idx."""
+def turn_texts(frame: pd.DataFrame) -> list[str]:
+    """Each utterance as "speaker: text", after the previous utterance of its session (the turn it answers).
 
-    def __init__(self, frame: pd.DataFrame, index: DenseIndex | None = None, encoder=None):
+    A short reply ("The Minnesota Wolves!") says what it is about only through the question before it.
+    """
+    own = (frame["speaker"] + ": " + frame["text"]).tolist()
+    same_session = frame["session"].to_numpy()[1:] == frame["session"].to_numpy()[:-1]
+    return own[:1] + [f"{prev}\n{cur}" if same else cur for prev, cur, same in zip(own, own[1:], same_session)]
+
+
+VIEWS = ("text", "turn")  # what a row's ranking text is: the utterance alone, or with the turn it follows
+
+
+class ConversationTable:
+    """The frame of metadata columns plus dense indices over the text, keyed by response_idx.
+
+    ``index`` holds the utterance text alone (what the semantic baselines search); ``turn_index``, when
+    built, holds :func:`turn_texts`. BM25 over either view is built on first use.
+    """
+
+    def __init__(self, frame: pd.DataFrame, index: DenseIndex | None = None, encoder=None,
+                 turn_index: DenseIndex | None = None):
         self.frame = frame
         self.index = index
+        self.turn_index = turn_index
         self.encoder = encoder
         self.end = frame["timestamp"].max()  # time of the last utterance: the default "now"
         # DualEncoder.identity hashes weights on every call: read it once per table, not per query
         self.encoder_id = index.encoder_id if index is not None else None
-        self._bm25 = None
+        self._bm25: dict[str, BM25Retriever] = {}
         self._query_cache: dict[str, np.ndarray] = {}  # repeated questions in a chat are encoded once
 
     @classmethod
     def from_utterances(cls, utterances: Sequence[Utterance], encoder=None, cache_dir: str | Path | None = None,
-                        metadata_in_text: bool = False) -> ConversationTable:
-        """Build the table; with an encoder, embed the text (or the metadata text) into a flat IP index."""
+                        metadata_in_text: bool = False, turns: bool = False) -> ConversationTable:
+        """Build the table; with an encoder, embed the text (or the metadata text) into a flat IP index,
+        and with ``turns`` also :func:`turn_texts` into a second one (twice the encoding, cached)."""
         frame = utterance_frame(utterances)
-        index = None
+        index = turn_index = None
         if encoder is not None:
             texts = [metadata_text(r) for _, r in frame.iterrows()] if metadata_in_text else frame["text"].tolist()
-            emb = cached_document_embeddings(encoder, texts, cache_dir, show_progress_bar=len(texts) > 1000)
-            index = DenseIndex.build(emb, frame.index.tolist(), encoder_id=encoder.identity)
-        return cls(frame, index, encoder)
+
+            def build(texts: list[str]) -> DenseIndex:
+                emb = cached_document_embeddings(encoder, texts, cache_dir, show_progress_bar=len(texts) > 1000)
+                return DenseIndex.build(emb, frame.index.tolist(), encoder_id=encoder.identity)
+
+            index = build(texts)
+            turn_index = build(turn_texts(frame)) if turns else None
+        return cls(frame, index, encoder, turn_index)
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -116,16 +141,24 @@ class ConversationTable:
     def clear_query_cache(self) -> None:
         self._query_cache.clear()
 
-    def rank_sparse(self, query: str, k: int, subset: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        """Top-k (response_idx, BM25 score) over "speaker: text", restricted to ``subset`` rows when given."""
-        if self._bm25 is None:  # built on first use: a few milliseconds per thousand rows
-            texts = (self.frame["speaker"] + ": " + self.frame["text"]).tolist()
-            self._bm25 = BM25Retriever(texts, self.frame.index.tolist())
-        return self._bm25.search([query], k, subset=subset)[0]
+    def rank_sparse(self, query: str, k: int, subset: Sequence[int] | None = None,
+                    view: str = "text") -> list[tuple[int, float]]:
+        """Top-k (response_idx, BM25 score) over "speaker: text" (``view="text"``) or :func:`turn_texts`
+        (``view="turn"``), restricted to ``subset`` rows when given."""
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
+        if view not in self._bm25:  # built on first use: a few milliseconds per thousand rows
+            texts = (self.frame["speaker"] + ": " + self.frame["text"]).tolist() if view == "text" else \
+                turn_texts(self.frame)
+            self._bm25[view] = BM25Retriever(texts, self.frame.index.tolist())
+        return self._bm25[view].search([query], k, subset=subset)[0]
 
-    def rank(self, query: str | np.ndarray, k: int, subset: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        """Top-k (response_idx, score) for a query, restricted to ``subset`` rows when given."""
-        if self.index is None:
-            raise RuntimeError("this conversation table has no dense index; build it with an encoder")
+    def rank(self, query: str | np.ndarray, k: int, subset: Sequence[int] | None = None,
+             view: str = "text") -> list[tuple[int, float]]:
+        """Top-k (response_idx, score) for a query over the text or the turn index, within ``subset`` rows."""
+        index = self.index if view == "text" else self.turn_index
+        if index is None:
+            raise RuntimeError(f"this conversation table has no dense {view} index; build it with an encoder"
+                               f"{' and turns=True' if view == 'turn' else ''}")
         emb = self.encode_query(query) if isinstance(query, str) else query
-        return self.index.search(emb, k, subset=subset, encoder_id=self.encoder_id)[0]
+        return index.search(emb, k, subset=subset, encoder_id=self.encoder_id)[0]

@@ -82,6 +82,23 @@ def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Se
     return text if content else None
 
 
+def named_speaker(norm: str, speakers: Sequence[str]) -> str | None:
+    """The one participant the asking sentence names ("what did John say about ..."), else None.
+
+    Questions that name one of the two participants are mostly about what that participant said; the
+    content ranking gives their rows a small prior (not a filter: the answer may be the other side's reply).
+    """
+    start, end = question_sentence(norm)
+    words = set(re.findall(r"[a-z]+", norm[start:end]))
+    named = [s for s in speakers if words & set(re.findall(r"[a-z]+", s.lower()))]
+    return named[0] if len(named) == 1 else None
+
+
+def rank_op(query: str, k: int, speaker: str | None) -> dict:
+    op = {"op": "rank", "query": query, "k": k}
+    return {**op, "prefer": {"column": "speaker", "value": speaker}} if speaker else op
+
+
 def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
     """Table operations for resolved expressions: calendar ranges (union), session ids, soft hours and
     'before the latest session', then session positions (counted inside what the ranges kept)."""
@@ -130,18 +147,20 @@ class RulePlanner:
         resolved = [e for e in expressions if not e.unresolved]
         notes = [f"unresolved: {e.unresolved}" for e in expressions if e.unresolved]
         content = content_query(norm, expressions, speakers)
+        speaker = named_speaker(norm, speakers)
         if not resolved:
             notes.append("no time reference resolved: semantic search over the whole log")
             ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()},
-                   {"op": "rank", "query": content or norm, "k": self.config.fallback_k}]
+                   rank_op(content or norm, self.config.fallback_k, speaker)]
             return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
         ops = ops_for(resolved, now)
         how_many = HOW_MANY.search(norm)
         if how_many:
             ops.append({"op": "count", "by": COUNT_BY.get(how_many.group(1), "session")})
         if content:
-            ops.append({"op": "rank", "query": content, "k": self.config.content_k})
-            notes.append(f"names content: ranking the rows of the period by {content!r}")
+            ops.append(rank_op(content, self.config.content_k, speaker))
+            notes.append(f"names content: ranking the rows of the period by {content!r}"
+                         + (f", {speaker}'s first" if speaker else ""))
         return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
 
 

@@ -14,7 +14,8 @@ A plan is a short list of operations applied in order to the rows of a conversat
   filter ops) that keeps any rows ("3 days ago" as a calendar day, else as 72 to 96 hours before now). Inside
   an option, ``{"op": "widen", "group": "session"}`` brings back every row (of the option's input) of each
   session that still has one.
-- ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first.
+- ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first;
+  ``"prefer": {"column": "speaker", "value": "John"}`` gives the matching rows a small prior in the ranking.
 
 Any operation may carry ``"soft": true``: it is skipped, and the skip noted, when it would leave no rows.
 """
@@ -41,9 +42,10 @@ REQUIRED = {
     "widen": ("group",),
 }
 FILTER_OPS = ("between", "filter", "nth")
-OPTIONAL = {"between": ("inclusive",), "order": ("ascending",)}
+OPTIONAL = {"between": ("inclusive",), "order": ("ascending",), "rank": ("prefer",)}
 
-# A ranker maps (query, k, candidate ids) to [(id, score)], best first.
+# A ranker maps (query, k, candidate ids) to [(id, score)], best first; a rank op with "prefer" also passes
+# ``prefer=`` the candidate ids matching it, which the ranker gives a small prior.
 Ranker = Callable[[str, int, Sequence[int]], list[tuple[int, float]]]
 
 
@@ -96,6 +98,9 @@ def validate_ops(ops: object, columns: Sequence[str], top_level: bool = True) ->
         for key in ("column", "group", "by"):
             if key in op and op[key] not in columns:
                 errors.append(f"op {i} ({name}): unknown column {op[key]!r}; columns are {list(columns)}")
+        if "prefer" in op and not (isinstance(op["prefer"], dict) and set(op["prefer"]) == {"column", "value"}
+                                   and op["prefer"]["column"] in columns):
+            errors.append(f"op {i} ({name}): prefer must be {{'column': <a column>, 'value': V}}")
         if name == "filter" and op.get("cmp") not in CMPS:
             errors.append(f"op {i} (filter): cmp must be one of {CMPS}")
         if name == "between" and not (isinstance(op.get("ranges"), list)
@@ -201,7 +206,12 @@ def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) 
         elif name == "rank":
             if ranker is None:
                 raise ValueError("the plan ranks rows but no ranker was given")
-            hits = ranker(op["query"], op["k"], frame.index[pos].tolist()) if len(pos) else []
+            ids = frame.index[pos].tolist()
+            extra = {}
+            if "prefer" in op:
+                match = frame[op["prefer"]["column"]].iloc[pos].to_numpy() == op["prefer"]["value"]
+                extra["prefer"] = [i for i, m in zip(ids, match) if m]
+            hits = ranker(op["query"], op["k"], ids, **extra) if len(pos) else []
             out.scores = {i: s for i, s in hits}
             pos = frame.index.get_indexer([i for i, _ in hits])
         else:

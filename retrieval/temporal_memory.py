@@ -88,10 +88,11 @@ class TemporalMemory:
     @classmethod
     def from_file(cls, path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None,
                   sample: str | None = None, session_gap_minutes: float = 30, on_bad_time: str = "error",
-                  cache_dir: str | Path | None = None, **kwargs) -> TemporalMemory:
-        """Read a log (Zyphra, LoCoMo or JSONL), embed its text with ``encoder`` (cached), wrap it."""
+                  cache_dir: str | Path | None = None, turns: bool = True, **kwargs) -> TemporalMemory:
+        """Read a log (Zyphra, LoCoMo or JSONL), embed its text (and, with ``turns``, each utterance with the
+        turn it follows) with ``encoder`` (cached), wrap it."""
         utterances = load_log(path, fmt, tz, sample, timedelta(minutes=session_gap_minutes), on_bad_time)
-        return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir), **kwargs)
+        return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=turns), **kwargs)
 
     def resolve_now(self, now: datetime | str | None) -> datetime:
         """``now`` as a tz-aware datetime: default the end of the log; naive values take the log's zone."""
@@ -113,15 +114,19 @@ class TemporalMemory:
             return carry_time_reference(history, question, now)
         return self.llm_rewriter.rewrite(history, question, now)
 
-    def _rank(self, query: str, k: int, subset: Sequence[int]) -> list[tuple[int, float]]:
-        """The plan's content ranking: dense (the encoder), BM25, or both fused by reciprocal rank (default)."""
-        if self.ranker == "dense":
-            return self.table.rank(query, k, subset)
-        sparse = self.table.rank_sparse(query, max(k, FUSION_DEPTH), subset)
-        if self.ranker == "bm25":
-            return sparse[:k]
-        dense = self.table.rank(query, max(k, FUSION_DEPTH), subset)
-        return reciprocal_rank_fusion([dense, sparse], top=k)
+    def _rank(self, query: str, k: int, subset: Sequence[int],
+              prefer: Sequence[int] = ()) -> list[tuple[int, float]]:
+        """The plan's content ranking, fused by reciprocal rank over every view the table has (the utterance
+        alone, and the turn it follows when the table was built with ``turns``): dense and BM25 (``hybrid``,
+        the default), or one ranker only. ``prefer``: rows given a small prior (the plan's named speaker)."""
+        views = ("text", "turn") if self.table.turn_index is not None else ("text",)
+        depth = max(k, FUSION_DEPTH)
+        rankings = []
+        if self.ranker in ("hybrid", "dense"):
+            rankings += [self.table.rank(query, depth, subset, view) for view in views]
+        if self.ranker in ("hybrid", "bm25"):
+            rankings += [self.table.rank_sparse(query, depth, subset, view) for view in views]
+        return reciprocal_rank_fusion(rankings, top=k, boost=set(prefer))
 
     def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
             rewrite: str | None = None) -> TemporalResult:

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from retrieval.conversation_log import assign_sessions, load_log, read_jsonl_log, read_locomo, read_zyphra_log
-from retrieval.conversation_table import COLUMNS, ConversationTable
+from retrieval.conversation_table import COLUMNS, ConversationTable, turn_texts
 from retrieval.jsonio import DataError
 from retrieval.temporal_memory import TemporalMemory, main
 
@@ -107,6 +107,20 @@ def test_table_columns_index_and_cache(tmp_path, tiny_encoder):
     assert len(list((tmp_path / "cache").glob("*.npy"))) == 1
     again = ConversationTable.from_utterances(utts, tiny_encoder, cache_dir=tmp_path / "cache")
     assert len(list((tmp_path / "cache").glob("*.npy"))) == 1 and len(again.index) == 4
+
+
+def test_turn_view_carries_the_previous_utterance_of_the_session(tmp_path, tiny_encoder):
+    utts = read_zyphra_log(write(tmp_path, "1.json", ZYPHRA))
+    table = ConversationTable.from_utterances(utts, tiny_encoder, turns=True)
+    texts = turn_texts(table.frame)
+    frame = table.frame
+    assert texts[0] == f"{frame['speaker'].iloc[0]}: {frame['text'].iloc[0]}"
+    assert texts[1].split("\n") == [texts[0], f"{frame['speaker'].iloc[1]}: {frame['text'].iloc[1]}"]
+    assert "\n" not in texts[2]  # the first utterance of session 2 follows nothing
+    assert len(table.turn_index) == 4 and {i for i, _ in table.rank("pottery", 5, [2, 3], view="turn")} == {2, 3}
+    assert {i for i, _ in table.rank_sparse("pottery", 5, [1, 2], view="turn")} == {1, 2}
+    with pytest.raises(RuntimeError, match="turn"):
+        ConversationTable.from_utterances(utts, tiny_encoder).rank("pottery", 5, view="turn")
 
 
 def test_temporal_memory_ask(tmp_path, tiny_encoder):

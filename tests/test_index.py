@@ -63,3 +63,8 @@ def test_bm25_ranks_and_subsets():
 def test_rrf():
     fused = reciprocal_rank_fusion([[("a", 9), ("b", 8)], [("b", 1), ("c", 0)]], k=0)
     assert fused[0][0] == "b" and {i for i, _ in fused} == {"a", "b", "c"}
+    # a boost moves a row past one a rank ahead of it, not past one that two rankers put 40 places ahead
+    close = reciprocal_rank_fusion([[("a", 0), ("c", 0)], [("a", 0), ("c", 0)]], boost={"c"})
+    assert [i for i, _ in close] == ["c", "a"]
+    far = [("a", 0)] + [(f"x{j}", 0) for j in range(39)] + [("c", 0)]
+    assert reciprocal_rank_fusion([far, far], boost={"c"})[0][0] == "a"

@@ -11,7 +11,7 @@ import pytest
 from retrieval.conversation_log import Utterance
 from retrieval.conversation_table import utterance_frame
 from retrieval.llm import GenerationResult
-from retrieval.planner import LLMPlanner, RulePlanner, content_query
+from retrieval.planner import LLMPlanner, RulePlanner, content_query, named_speaker
 from retrieval.query_rewrite import LLMRewriter, carry_time_reference, context_query
 from retrieval.table_ops import execute, validate_ops
 from retrieval.time_resolver import TimeResolver, normalise
@@ -37,7 +37,12 @@ def run(frame, question, now=None):
     plan = RulePlanner().plan(question, now, ["Ann", "Bob"])
     assert validate_ops(plan.ops, frame.columns) == []
     json.loads(plan.to_json())  # serialisable
-    return plan, execute(plan.ops, frame, ranker=lambda q, k, ids: [(i, 1.0) for i in ids[:k]])
+    return plan, execute(plan.ops, frame, ranker=first_k_preferred_first)
+
+
+def first_k_preferred_first(query, k, ids, prefer=()):
+    """A stand-in ranker: preferred rows first, then time order."""
+    return [(i, 1.0) for i in sorted(ids, key=lambda i: i not in prefer)[:k]]
 
 
 def sessions(execution) -> list[int]:
@@ -75,9 +80,25 @@ def test_soft_hours_are_dropped_with_a_note_when_they_empty_the_result(frame):
 
 
 def test_content_question_ranks_within_the_period(frame):
-    plan, execution = run(frame, "What did Ann say about her new puppy on October 13th?")
+    plan, execution = run(frame, "What did Bob say about his new puppy on October 13th?")
     assert plan.ops[-1]["op"] == "rank" and "puppy" in plan.ops[-1]["query"]
+    assert plan.ops[-1]["prefer"] == {"column": "speaker", "value": "Bob"}
     assert sessions(execution) == [2] and len(execution.rows) == 3
+    assert execution.rows["speaker"].iloc[0] == "Bob"  # the prior reached the ranker
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What did Bob say about his puppy?", "Bob"),
+    ("What did Ann and Bob discuss about puppies?", None),  # both named: no prior
+    ("What puppy did we talk about?", None),
+])
+def test_named_speaker(question, expected):
+    assert named_speaker(normalise(question), ["Ann", "Bob"]) == expected
+
+
+def test_prefer_must_name_a_column(frame):
+    bad = [{"op": "rank", "query": "x", "k": 3, "prefer": {"column": "mood", "value": "happy"}}]
+    assert any("prefer" in e for e in validate_ops(bad, frame.columns))
 
 
 def test_no_time_reference_falls_back_to_semantic_search_and_says_so(frame):
