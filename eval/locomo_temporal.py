@@ -5,7 +5,9 @@
 - ``semantic``: dense search over every turn of the conversation with the question;
 - ``semantic_meta``: the same over turns with their session and date written into the text;
 - ``time_aware``: the rule planner's time operations first (when the question has a time reference), then
-  dense ranking of the surviving turns; questions without one are ranked like ``semantic``.
+  dense ranking of the surviving turns; questions without one are ranked like ``semantic``;
+- ``time_aware_hybrid``: the same filter, then the temporal memory's content ranking (dense and BM25 over the
+  utterance and over the turn it follows, fused, with the prior for a speaker the question names).
 "Now" is the end of each conversation. LoCoMo has one timestamp per session (see conversation_log).
 """
 
@@ -25,9 +27,8 @@ from eval.metrics import recall
 from retrieval.conversation_log import read_locomo_conversation
 from retrieval.conversation_table import ConversationTable
 from retrieval.jsonio import DataError, read_json
-from retrieval.planner import RulePlanner
 from retrieval.table_ops import execute
-from retrieval.temporal_memory import load_encoder
+from retrieval.temporal_memory import TemporalMemory, load_encoder
 
 logger = logging.getLogger("eval.locomo_temporal")
 
@@ -44,24 +45,29 @@ def temporal_questions(sample: dict, category: int = 2) -> list[dict]:
     return out
 
 
-def time_aware_ranking(table: ConversationTable, planner: RulePlanner, question: str, k: int) -> tuple[list, bool]:
-    """(ranked turn ids, whether a time filter applied): the plan's table ops, then dense ranking."""
-    now = table.end.to_pydatetime()
-    plan = planner.plan(question, now, sorted(table.frame["speaker"].unique()))
+def time_aware_ranking(memory: TemporalMemory, question: str, k: int, hybrid: bool) -> tuple[list, bool]:
+    """(ranked turn ids, whether a time filter applied): the plan's table ops, then a ranking of the surviving
+    turns by the whole question, dense only, or (``hybrid``) the memory's content ranking (dense and BM25 over
+    both text views, with the plan's speaker prior)."""
+    table = memory.table
+    plan = memory.planner.plan(question, table.end.to_pydatetime(), memory.speakers)
     ops = [op for op in plan.ops if op["op"] != "rank"]
     timed = any(op["op"] in ("between", "nth") for op in ops)
     rows = execute(ops, table.frame).rows if timed else table.frame
     if rows.empty:
         rows, timed = table.frame, False
-    ranked = [i for i, _ in table.rank(question, k, subset=rows.index.tolist())]
-    return ranked, timed
+    subset = rows.index.tolist()
+    if not hybrid:
+        return [i for i, _ in table.rank(question, k, subset=subset)], timed
+    rank = next((op for op in plan.ops if op["op"] == "rank"), {})
+    prefer = rows.index[rows["speaker"] == rank["prefer"]["value"]].tolist() if "prefer" in rank else ()
+    return [i for i, _ in memory._rank(rank.get("query", question), k, subset, prefer)], timed
 
 
 def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cache_dir: str | None = None) -> dict:
     samples = read_json(data)
     if not isinstance(samples, list):
         raise DataError(f"{data}: expected a JSON list of LoCoMo samples")
-    planner = RulePlanner()
     hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     n_timed, n_questions = 0, 0
     for i, sample in enumerate(samples):
@@ -70,16 +76,18 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
             raise DataError(f"{data}: sample {sid} has no 'conversation'")
         utterances = read_locomo_conversation(sample["conversation"], where=f"{data}: {sid}")
         turn_of = {u.turn_id: u.response_idx for u in utterances}
-        tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, cache_dir),
+        tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True),
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, cache_dir,
                                                                      metadata_in_text=True)}
+        memory = TemporalMemory(tables["semantic"])
         for qa in temporal_questions(sample):
             relevant = {turn_of[e] for e in qa["evidence"] if e in turn_of}
             if not relevant:
                 continue
             n_questions += 1
             rankings = {name: [i for i, _ in t.rank(qa["question"], max(ks))] for name, t in tables.items()}
-            rankings["time_aware"], timed = time_aware_ranking(tables["semantic"], planner, qa["question"], max(ks))
+            rankings["time_aware"], timed = time_aware_ranking(memory, qa["question"], max(ks), hybrid=False)
+            rankings["time_aware_hybrid"], _ = time_aware_ranking(memory, qa["question"], max(ks), hybrid=True)
             n_timed += timed
             for name, ranked in rankings.items():
                 for k in ks:
