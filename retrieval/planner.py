@@ -121,6 +121,9 @@ def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
     for e in expressions:
         if e.session_ids:
             ops.append({"op": "between", "column": "session", "ranges": [list(e.session_ids)], "inclusive": "both"})
+        if e.response_ids:
+            ops.append({"op": "between", "column": "response_idx", "ranges": [list(e.response_ids)],
+                        "inclusive": "both"})
     for e in expressions:
         if e.hours:
             ops.append({"op": "between", "column": "hour", "ranges": [list(e.hours)], "soft": True})

@@ -45,6 +45,8 @@ MON_Y = rf"{MON}(?:,?\s+(?:of\s+)?{YR})?"
 SESS = r"(?:sessions?|discussions?|conversations?|chats?|talks?|meetings?)"
 NUM = r"(\d+|an?)"
 TO = r"(?:and|to|through|thru|until|till|-|–)"
+RESP = r"(?:responses?|messages?|utterances?)"
+RESP_NUM = r"(?:#\s*|number\s+|no\.?\s*)?(\d+)"
 PREP = r"(?:since|before|after|until|till|by)"
 # "may" and "march" are words too: as bare months they need a preposition before them or a year after.
 BARE_MONTH = (rf"(?:(?:(?P<inprep>in|during|of|for|over|since|before|after|until|by|from)\s+(?:the\s+month\s+of\s+)?)"
@@ -61,7 +63,8 @@ class TimeExpression:
     """One resolved (or unresolvable) time expression of a question.
 
     ``intervals``: [start, end) pairs, tz-aware; ``session_positions``: (first, last), 1-based, negative from
-    the end, inclusive; ``session_ids``: (first, last) values of the session column, inclusive; ``hours``:
+    the end, inclusive; ``session_ids``: (first, last) values of the session column, inclusive;
+    ``response_ids``: the same for the response index ("in response number 26"); ``hours``:
     a soft [lo, hi) hour range; ``before_latest_session``: drop the latest session (soft);
     ``alternative_intervals``: a second reading, used when ``intervals`` select no rows.
     """
@@ -72,6 +75,7 @@ class TimeExpression:
     intervals: list[tuple[datetime, datetime]] | None = None
     session_positions: tuple[int, int] | None = None
     session_ids: tuple[int, int] | None = None
+    response_ids: tuple[int, int] | None = None
     hours: tuple[int, int] | None = None
     before_latest_session: bool = False
     alternative_intervals: list[tuple[datetime, datetime]] | None = None
@@ -184,6 +188,7 @@ class TimeResolver:
             (rf"\b(?:between|from|over)?\s*({DATE})\s+{TO}\s+({DATE})", self._date_span),
             (rf"\b(?:between|from)\s+({MON_Y})\s+{TO}\s+({MON_Y})\b", self._month_span),
             (rf"\b(?:(?P<prep>{PREP})\s+|on\s+)?(?P<d>{DATE})", self._date),
+            (rf"\b{RESP}\s+{RESP_NUM}(?:\s+{TO}\s+(?:{RESP}\s+)?{RESP_NUM})?\b", self._response_ids),
             (rf"\b{SESS}\s+(?:#\s*|number\s+)?(\d+)\s+{TO}\s+(?:{SESS}\s+)?(?:#\s*|number\s+)?(\d+)\b",
              self._session_id_span),
             (rf"\b(?:the\s+)?(\d+)(?:st|nd|rd|th)\s+{TO}\s+(?:the\s+)?(\d+)(?:st|nd|rd|th)\s+{SESS}",
@@ -257,6 +262,11 @@ class TimeResolver:
         if d is None:
             return self._expr("date", unresolved=f"could not read the date {m.group('d')!r}")
         return self._with_prep(m.group("prep"), "date", self.days(d, d))
+
+    def _response_ids(self, m: re.Match) -> TimeExpression:
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else a
+        return self._expr("response", response_ids=tuple(sorted((a, b))))
 
     def _session_id_span(self, m: re.Match) -> TimeExpression:
         a, b = sorted((int(m.group(1)), int(m.group(2))))

@@ -87,6 +87,11 @@ def test_content_question_ranks_within_the_period(frame):
     assert execution.rows["speaker"].iloc[0] == "Bob"  # the prior reached the ranker
 
 
+def test_response_number_selects_that_row(frame):
+    plan, execution = run(frame, "What did Bob say about his puppy in response number 4?")
+    assert execution.ids == [4] and plan.ops[-1]["op"] == "rank"
+
+
 @pytest.mark.parametrize("question, expected", [
     ("What did Bob say about his puppy?", "Bob"),
     ("What did Ann and Bob discuss about puppies?", None),  # both named: no prior

@@ -82,6 +82,16 @@ def test_session_expressions(text, positions, ids):
     assert e.session_positions == positions and e.session_ids == ids
 
 
+@pytest.mark.parametrize("text, ids", [
+    ("What hobby did she mention in response number 26?", (26, 26)),
+    ("What did I say in messages 10 to 12?", (10, 12)),
+    ("Summarise message #5.", (5, 5)),
+])
+def test_response_references(text, ids):
+    (e,) = resolved(text)
+    assert e.kind == "response" and e.response_ids == ids
+
+
 def test_third_conversation_in_may_is_an_ordinal_inside_a_month():
     kinds = sorted(e.kind for e in resolved("the third conversation in May"))
     assert kinds == ["month", "session"]
