@@ -1,6 +1,7 @@
 """The cell state tracker: ranking within one table, save/load, training end to end, evaluation."""
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from eval import state_tracking
 from models.dual_encoder import DualEncoder
 from retrieval.cell_text import CellTextSettings
 from retrieval.state_tracker import CellStateTracker
+from retrieval.synthetic import pseudo_cell_queries
 from retrieval.types import Cell, Table
 from train import state_tracker as train_st
 
@@ -80,7 +82,7 @@ def _train(tiny_backbone, data, out, *extra):
                           "--cache_dir", "none", *extra])
 
 
-@pytest.mark.parametrize("loss", ["triplet", pytest.param("contrastive", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("loss", ["contrastive", pytest.param("triplet", marks=pytest.mark.slow)])
 def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottqa, tmp_path, loss):
     out = tmp_path / "run"
     results = _train(tiny_backbone, tiny_ottqa, out, "--loss", loss, "--row_context", "row")
@@ -92,6 +94,23 @@ def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottq
     tracker = CellStateTracker.from_pretrained(out)
     assert tracker.settings.row_context == "row"
     assert CellStateTracker.from_pretrained(out / "last").settings == tracker.settings
+
+
+def test_pseudo_cell_queries_hide_the_target_and_use_its_page():
+    table = Table("t", "T", ["Name", "Team"], [[Cell("ann", ("/wiki/Ann",)), Cell("reds")], [Cell("bob"), Cell("")]])
+    passages = {"/wiki/Ann": "Ann is a striker born in Leeds who joined the reds in 1999"}
+    pairs = pseudo_cell_queries(table, 40, random.Random(0), passages)
+    assert pairs == pseudo_cell_queries(table, 40, random.Random(0), passages)  # seeded
+    assert {t for _, t in pairs} <= {(0, 0), (0, 1), (1, 0)}  # the empty cell is never a target
+    for query, (r, c) in pairs:
+        assert table.rows[r][c].text not in query.split()
+    assert any("striker" in q or "leeds" in q.lower() for q, t in pairs if t == (0, 0))
+
+
+def test_synthetic_turns_join_the_training_examples(tiny_backbone, tiny_ottqa, tmp_path):
+    _train(tiny_backbone, tiny_ottqa, tmp_path / "run", "--synthetic_per_table", "2", "--max_train_steps", "1")
+    data = json.loads((tmp_path / "run" / "training_data.json").read_text())
+    assert data["examples"] > 18
 
 
 @pytest.mark.slow

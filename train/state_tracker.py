@@ -14,6 +14,7 @@ Validation: MRR@10 of the val split's turns over their own (gold) table's cells.
 from __future__ import annotations
 
 import json
+import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ from retrieval.benchmark import build_conversations  # noqa: E402
 from retrieval.cell_text import CellTextSettings  # noqa: E402
 from retrieval.ottqa import load_passages, load_questions, load_tables  # noqa: E402
 from retrieval.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
+from retrieval.synthetic import pseudo_cell_queries  # noqa: E402
+from retrieval.types import Conversation, Turn  # noqa: E402
 from train.args import TrainingArguments, parse_args  # noqa: E402
 from train.data import cap  # noqa: E402
 from train.loop import make_accelerator, train  # noqa: E402
@@ -55,6 +58,8 @@ class StateTrackerArguments(TrainingArguments):
     history_turns: int | None = field(default=None, metadata={"help": "earlier turns kept (none = all that fit)"})
     history_answers: bool = True
     val_max_tables: int | None = field(default=None, metadata={"help": "cap on val tables (quick runs)"})
+    synthetic_per_table: int = field(default=0, metadata={
+        "help": "self-supervised (pseudo-query, cell) turns per train-split table, added to the real turns"})
     cache_dir: str | None = field(default="runs/cache", metadata={"help": "cell embedding cache for mining"})
 
     def __post_init__(self) -> None:
@@ -85,6 +90,16 @@ def make_validation(args: StateTrackerArguments, tables: dict, passages: dict, q
     return evaluate
 
 
+def synthetic_conversations(conversations: list, tables: dict, passages: dict, per_table: int, seed: int) -> list:
+    """One-turn conversations of pseudo-queries over the tables of ``conversations`` (train split only)."""
+    rng = random.Random(seed)
+    uids = sorted({c.table_id for c in conversations if c.table_id in tables})
+    return [Conversation(f"synthetic:{uid}:{n}", uid, [Turn(f"synthetic:{uid}:{n}", query, table_id=uid,
+                                                            targets=[target])])
+            for uid in uids for n, (query, target) in enumerate(pseudo_cell_queries(tables[uid], per_table, rng,
+                                                                                     passages))]
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(StateTrackerArguments, argv)
     accelerator = make_accelerator(args)
@@ -98,9 +113,12 @@ def main(argv: list[str] | None = None) -> dict:
         temperature=args.temperature, max_query_length=args.max_query_length,
         max_document_length=args.max_document_length)
     tracker = CellStateTracker(encoder, settings)
+    conversations = build_conversations(questions, tables, "train")
+    if args.synthetic_per_table:
+        conversations += synthetic_conversations(conversations, tables, passages, args.synthetic_per_table, args.seed)
     with accelerator.main_process_first():
         examples, counts = build_triplets(
-            build_conversations(questions, tables, "train"), tables, tracker, passages, args.random_negatives,
+            conversations, tables, tracker, passages, args.random_negatives,
             args.hard_negatives, args.row_col_negatives, args.hard_negative_miner, args.seed, args.cache_dir)
     examples = cap(examples, args.max_train_examples, args.seed)
     accelerator.print(f"{len(examples)} training triplets; {dict(counts)}")
