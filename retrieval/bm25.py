@@ -38,6 +38,8 @@ class BM25Retriever:
         """BM25 score of every document for one query: (N,)."""
         tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False,
                                 return_ids=False)[0]
+        if not tokens:  # only stop words or punctuation: nothing matches (bm25s itself fails on an empty query)
+            return np.zeros(len(self.ids), dtype=np.float32)
         return self.model.get_scores(tokens)
 
     def search(self, queries: Sequence[str], k: int,

@@ -58,6 +58,7 @@ def test_bm25_ranks_and_subsets():
     bm = BM25Retriever(["the cat sat on the mat", "dogs bark loudly", "a cat and a dog"], ["a", "b", "c"])
     assert bm.search(["cat mat"], 2)[0][0][0] == "a"
     assert [i for i, _ in bm.search(["cat"], 3, subset=["b", "c"])[0]][0] == "c"
+    assert [s for _, s in bm.search(["the of ?"], 3)[0]] == [0.0, 0.0, 0.0]  # stop words only: no match, no crash
 
 
 def test_rrf():
