@@ -6,6 +6,8 @@
 
 Examples: every turn of the train split's OTT-QA conversations with an answer cell gives
 (history + query, answer cell, K other cells of the same table); see train/triplets.py.
+With --synthetic_per_table N, N pseudo-query turns per train table join them
+(retrieval/synthetic.py: other cells of the row, the column header, a span of the linked page).
 Loss: the paper's triplet margin loss (L2 distance) over the K negatives, or the DTR's
 in-batch contrastive loss with the K negatives added to the batch's documents.
 Validation: MRR@10 of the val split's turns over their own (gold) table's cells.
