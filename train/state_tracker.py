@@ -1,7 +1,7 @@
 """Train the coarse cell state tracker (cTBLS stage 2) with accelerate.
 
     accelerate launch train/state_tracker.py --config configs/state_tracker.yaml
-    accelerate launch --cpu train/state_tracker.py --config configs/state_tracker.yaml --loss contrastive
+    accelerate launch --cpu train/state_tracker.py --config configs/state_tracker.yaml --loss triplet
     accelerate launch train/state_tracker.py --config configs/state_tracker_roberta.yaml
 
 Examples: every turn of the train split's OTT-QA conversations with an answer cell gives
