@@ -22,6 +22,7 @@ import torch
 
 from eval.benchmarking import (
     DATA_DIR,
+    add_run_args,
     command_line,
     cpu_has_bf16,
     interleaved,
@@ -53,9 +54,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=256, help="token limit, both encoders")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, help="cap BLAS/OpenMP/torch threads (1 on a crowded machine)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output")
+    add_run_args(parser)
     args = parser.parse_args(argv)
 
     from sentence_transformers import SentenceTransformer

@@ -29,6 +29,7 @@ import faiss
 import numpy as np
 
 from eval.benchmarking import (
+    add_run_args,
     command_line,
     interleaved,
     limit_threads,
@@ -190,16 +191,14 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--factories", nargs="+", default=DEFAULT_FACTORIES)
     parser.add_argument("--hnsw-max", type=int, default=100_000, help="largest size to build HNSW at")
     parser.add_argument("--pq-max", type=int, default=100_000, help="largest size to build IVF-PQ at")
-    parser.add_argument("--threads", type=int, help="cap BLAS/OpenMP threads (1 on a crowded machine)")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--nprobe", type=int, default=16)
     parser.add_argument("--ef-search", type=int, default=64)
     parser.add_argument("--subset-sizes", type=int, nargs="+", default=[100, 1_000, 10_000, 100_000])
     parser.add_argument("--subset-repeats", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", help="JSON report (the plot goes beside it as .png)")
     parser.add_argument("--plot", help="PNG path (default: next to --output)")
+    add_run_args(parser)
     args = parser.parse_args(argv)
     if "Flat" not in args.factories:
         args.factories = ["Flat", *args.factories]  # the exact reference for recall

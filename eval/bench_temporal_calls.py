@@ -24,6 +24,7 @@ import numpy as np
 
 from eval.benchmarking import (
     DATA_DIR,
+    add_run_args,
     command_line,
     limit_threads,
     load_average,
@@ -86,9 +87,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--llm", default="smollm2", help="LLM backend spec (retrieval.llm.load_backend)")
     parser.add_argument("--answer-rows", type=int, default=10)
     parser.add_argument("--answer-tokens", type=int, default=64)
-    parser.add_argument("--threads", type=int, help="cap BLAS/OpenMP/torch threads (1 on a crowded machine)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output")
+    add_run_args(parser)
     args = parser.parse_args(argv)
 
     from retrieval.conversation_log import read_zyphra_log

@@ -27,6 +27,7 @@ import pandas as pd
 
 from eval.benchmarking import (
     DATA_DIR,
+    add_run_args,
     command_line,
     limit_threads,
     load_average,
@@ -188,10 +189,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--years", type=float, default=10.0)
     parser.add_argument("--questions", type=int, default=60, help="sampled evenly over the three kinds")
     parser.add_argument("--real-log", default="26", help="the one real log measured beside the large tables")
-    parser.add_argument("--threads", type=int, help="cap BLAS/OpenMP/torch threads (1 on a crowded machine)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output")
     parser.add_argument("--plot")
+    add_run_args(parser)
     args = parser.parse_args(argv)
 
     limit_threads(args.threads)

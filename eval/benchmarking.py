@@ -66,6 +66,13 @@ def machine() -> dict:
     return info
 
 
+def add_run_args(parser) -> None:
+    """The flags every benchmark takes: ``--threads``, ``--seed`` and ``--output``."""
+    parser.add_argument("--threads", type=int, help="cap BLAS/OpenMP/torch threads (1 on a crowded machine)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", help="JSON report (a plot, when the benchmark draws one, goes beside it)")
+
+
 def limit_threads(n: int | None) -> int | None:
     """Cap BLAS, OpenMP (FAISS) and torch at ``n`` threads for this process; None leaves the defaults.
 

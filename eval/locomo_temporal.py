@@ -56,12 +56,10 @@ def time_aware_ranking(memory: TemporalMemory, question: str, k: int, hybrid: bo
     rows = execute(ops, table.frame).rows if timed else table.frame
     if rows.empty:
         rows, timed = table.frame, False
-    subset = rows.index.tolist()
     if not hybrid:
-        return [i for i, _ in table.rank(question, k, subset=subset)], timed
-    rank = next((op for op in plan.ops if op["op"] == "rank"), {})
-    prefer = rows.index[rows["speaker"] == rank["prefer"]["value"]].tolist() if "prefer" in rank else ()
-    return [i for i, _ in memory._rank(rank.get("query", question), k, subset, prefer)], timed
+        return [i for i, _ in table.rank(question, k, subset=rows.index.tolist())], timed
+    rank = next((op for op in plan.ops if op["op"] == "rank"), {"op": "rank", "query": question})
+    return execute([{**rank, "k": k}], rows, ranker=memory._rank).ids, timed
 
 
 def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cache_dir: str | None = None) -> dict:

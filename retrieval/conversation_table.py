@@ -64,12 +64,17 @@ def metadata_text(row: pd.Series) -> str:
             f"response {row['response_idx']}] {row['speaker']}: {row['text']}")
 
 
+def speaker_texts(frame: pd.DataFrame) -> list[str]:
+    """Each utterance as "speaker: text"."""
+    return (frame["speaker"] + ": " + frame["text"]).tolist()
+
+
 def turn_texts(frame: pd.DataFrame) -> list[str]:
     """Each utterance as "speaker: text", after the previous utterance of its session (the turn it answers).
 
     A short reply ("The Minnesota Wolves!") says what it is about only through the question before it.
     """
-    own = (frame["speaker"] + ": " + frame["text"]).tolist()
+    own = speaker_texts(frame)
     same_session = frame["session"].to_numpy()[1:] == frame["session"].to_numpy()[:-1]
     return own[:1] + [f"{prev}\n{cur}" if same else cur for prev, cur, same in zip(own, own[1:], same_session)]
 
@@ -148,8 +153,7 @@ class ConversationTable:
         if view not in VIEWS:
             raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
         if view not in self._bm25:  # built on first use: a few milliseconds per thousand rows
-            texts = (self.frame["speaker"] + ": " + self.frame["text"]).tolist() if view == "text" else \
-                turn_texts(self.frame)
+            texts = speaker_texts(self.frame) if view == "text" else turn_texts(self.frame)
             self._bm25[view] = BM25Retriever(texts, self.frame.index.tolist())
         return self._bm25[view].search([query], k, subset=subset)[0]
 
