@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from retrieval.jsonio import DataError
+from retrieval.jsonio import run_cli  # noqa: F401  (the evaluation commands import it from here)
 
 
 def print_table(title: str, rows: dict[str, dict], columns: list[str]) -> None:
@@ -25,12 +23,3 @@ def write_json(path: str | None, results: dict) -> None:
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(results, indent=2))
-
-
-def run_cli(main: Callable[[], object]) -> None:
-    """Run an evaluation command; bad input ends it with one clear line instead of a traceback."""
-    try:
-        main()
-    except (DataError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -38,3 +39,12 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj
+
+
+def run_cli(main: Callable[[], object]) -> None:
+    """Run a command; bad input ends it with one clear line (exit code 2) instead of a traceback."""
+    try:
+        main()
+    except (DataError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

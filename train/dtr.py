@@ -26,6 +26,7 @@ from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss  # noqa: E402
 from retrieval.benchmark import table_split  # noqa: E402
 from retrieval.bm25 import BM25Retriever  # noqa: E402
+from retrieval.jsonio import run_cli  # noqa: E402
 from retrieval.ottqa import load_questions, load_tables  # noqa: E402
 from retrieval.synthetic import pseudo_queries  # noqa: E402
 from retrieval.table_retriever import DenseTableRetriever, TableTextSettings  # noqa: E402
@@ -115,4 +116,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -30,6 +30,7 @@ from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss, triplet_margin_loss  # noqa: E402
 from retrieval.benchmark import build_conversations  # noqa: E402
 from retrieval.cell_text import CellTextSettings  # noqa: E402
+from retrieval.jsonio import run_cli  # noqa: E402
 from retrieval.ottqa import load_passages, load_questions, load_tables  # noqa: E402
 from retrieval.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
 from retrieval.synthetic import pseudo_cell_queries  # noqa: E402
@@ -150,4 +151,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)
