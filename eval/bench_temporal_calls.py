@@ -33,7 +33,7 @@ from eval.benchmarking import (
     summary_ms,
     write_report,
 )
-from eval.metrics import f_beta, precision, recall
+from eval.temporal import question_scores
 from retrieval.conversation_table import ConversationTable
 from retrieval.planner import LLMPlanner, RulePlanner
 from retrieval.query_rewrite import LLMRewriter
@@ -135,9 +135,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
         per_design["paper"]["total"].append(t2 - t0)
         per_design["paper"]["calls"].append(len(llm.calls) - before)
         for design, ids in (("ours", ours_ids), ("paper", rows.index.tolist())):
-            p, r = precision(ids, q.relevant), recall(ids, q.relevant)
-            per_design[design]["recall"].append(r)
-            per_design[design]["f2"].append(f_beta(p, r, 2.0))
+            scores = question_scores(ids, q.relevant)
+            per_design[design]["recall"].append(scores["recall"])
+            per_design[design]["f2"].append(scores["f2"])
         print(f"[{q.kind}] {q.question[:60]!r}: ours {per_design['ours']['total'][-1]:.1f}s "
               f"({per_design['ours']['calls'][-1]} call), paper {per_design['paper']['total'][-1]:.1f}s "
               f"({per_design['paper']['calls'][-1]} calls), load {load_average()[0]}", flush=True)
