@@ -122,7 +122,13 @@ def test_generic_questions_name_no_content():
     assert content_query(norm, []) is None
     norm = normalise("What activity did Caroline discuss on July 3rd?")
     exprs = TimeResolver(datetime(2023, 10, 1, tzinfo=UTC)).resolve(norm)
-    assert content_query(norm, exprs, ["Caroline"]) == "what activity did caroline discuss?"
+    assert content_query(norm, exprs, ["Caroline"]) == "what activity did discuss?"
+
+
+def test_content_query_drops_the_participants_names():
+    norm = normalise("What did Melanie say about Caroline's painting and John?")
+    assert content_query(norm, [], ["Caroline", "Melanie"]) == "what did say about painting and john?"
+    assert content_query(normalise("What did Melanie say to Caroline?"), [], ["Caroline", "Melanie"]) is None
 
 
 def test_group_counts_and_order_ops(frame):
