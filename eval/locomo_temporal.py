@@ -24,25 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from eval.metrics import recall
-from retrieval.conversation_log import read_locomo_conversation
 from retrieval.conversation_table import ConversationTable
-from retrieval.jsonio import DataError, read_json
+from retrieval.jsonio import DataError
+from retrieval.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.table_ops import execute
 from retrieval.temporal_memory import TemporalMemory, load_encoder
 
 logger = logging.getLogger("eval.locomo_temporal")
-
-
-def temporal_questions(sample: dict, category: int = 2) -> list[dict]:
-    """The sample's QA of that category with at least one well-formed evidence id."""
-    out = []
-    for qa in sample.get("qa", []):
-        if qa.get("category") != category:
-            continue
-        evidence = [e.strip() for e in qa.get("evidence", []) if isinstance(e, str)]
-        if evidence:
-            out.append({"question": qa["question"], "evidence": evidence})
-    return out
 
 
 def time_aware_ranking(memory: TemporalMemory, question: str, k: int, hybrid: bool) -> tuple[list, bool]:
@@ -58,34 +46,30 @@ def time_aware_ranking(memory: TemporalMemory, question: str, k: int, hybrid: bo
         rows, timed = table.frame, False
     if not hybrid:
         return [i for i, _ in table.rank(question, k, subset=rows.index.tolist())], timed
-    rank = next((op for op in plan.ops if op["op"] == "rank"), {"op": "rank", "query": question})
-    return execute([{**rank, "k": k}], rows, ranker=memory._rank).ids, timed
+    return memory.rank_rows(question, rows, k), timed
 
 
-def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cache_dir: str | None = None) -> dict:
-    samples = read_json(data)
-    if not isinstance(samples, list):
-        raise DataError(f"{data}: expected a JSON list of LoCoMo samples")
+def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cache_dir: str | None = None,
+             only: Sequence[str] | None = None) -> dict:
+    """Recall@k of every method on the category-2 questions of every sample (or of the ``only`` sample ids)."""
+    samples = read_samples(data)
     hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     n_timed, n_questions = 0, 0
     for i, sample in enumerate(samples):
-        sid = str(sample.get("sample_id", i))
-        if "conversation" not in sample:
-            raise DataError(f"{data}: sample {sid} has no 'conversation'")
-        utterances = read_locomo_conversation(sample["conversation"], where=f"{data}: {sid}")
-        turn_of = {u.turn_id: u.response_idx for u in utterances}
+        sid = sample_id(sample, i)
+        if only and sid not in only:
+            continue
+        utterances = sample_utterances(sample, str(data))
         tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True),
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, cache_dir,
                                                                      metadata_in_text=True)}
         memory = TemporalMemory(tables["semantic"])
-        for qa in temporal_questions(sample):
-            relevant = {turn_of[e] for e in qa["evidence"] if e in turn_of}
-            if not relevant:
-                continue
+        for qa in evidence_questions(sample, utterances, categories=(2,)):
+            relevant = set(qa.evidence)
             n_questions += 1
-            rankings = {name: [i for i, _ in t.rank(qa["question"], max(ks))] for name, t in tables.items()}
-            rankings["time_aware"], timed = time_aware_ranking(memory, qa["question"], max(ks), hybrid=False)
-            rankings["time_aware_hybrid"], _ = time_aware_ranking(memory, qa["question"], max(ks), hybrid=True)
+            rankings = {name: [i for i, _ in t.rank(qa.question, max(ks))] for name, t in tables.items()}
+            rankings["time_aware"], timed = time_aware_ranking(memory, qa.question, max(ks), hybrid=False)
+            rankings["time_aware_hybrid"], _ = time_aware_ranking(memory, qa.question, max(ks), hybrid=True)
             n_timed += timed
             for name, ranked in rankings.items():
                 for k in ks:
@@ -93,7 +77,8 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
         logger.info("%s: done", sid)
     results = {name: {f"recall@{k}": round(100 * float(np.mean(v)), 2) for k, v in by_k.items()}
                for name, by_k in hits.items()}
-    return {"data": str(data), "encoder": encoder.identity, "n_questions": n_questions,
+    return {"data": str(data), "samples": list(only) if only else None, "encoder": encoder.identity,
+            "n_questions": n_questions,
             "n_with_time_filter": n_timed, "results": results}
 
 
@@ -102,12 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", default="../shared/data/locomo/locomo_open.json")
     parser.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     parser.add_argument("--cache-dir", default="runs/cache/temporal")
+    parser.add_argument("--samples", nargs="+", help="sample ids to evaluate (default: all)")
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 5, 10, 20])
     parser.add_argument("--output")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        report = evaluate(args.data, load_encoder(args.encoder), args.ks, args.cache_dir or None)
+        report = evaluate(args.data, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -29,6 +29,7 @@ from retrieval.fusion import reciprocal_rank_fusion
 from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner
 from retrieval.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
 from retrieval.table_ops import Execution, Plan, execute
+from retrieval.time_resolver import normalise
 
 REWRITES = ("none", "context", "carry", "llm")
 RANKERS = ("hybrid", "dense", "bm25")
@@ -127,6 +128,17 @@ class TemporalMemory:
         if self.ranker in ("hybrid", "bm25"):
             rankings += [self.table.rank_sparse(query, depth, subset, view) for view in views]
         return reciprocal_rank_fusion(rankings, top=k, boost=set(prefer))
+
+    def rank_op(self, question: str) -> dict:
+        """The content ranking the planner gives ``question`` (its query and speaker prior), with "now" at the
+        end of the log; a question that names no content ranks by its whole normalised text."""
+        plan = self.planner.plan(question, self.resolve_now(None), self.speakers)
+        return next((op for op in plan.ops if op["op"] == "rank"),
+                    {"op": "rank", "query": normalise(question), "k": PlannerConfig.content_k})
+
+    def rank_rows(self, question: str, rows: pd.DataFrame, k: int) -> list[int]:
+        """``rows`` (a slice of the table's frame) best first for ``question``, by :meth:`rank_op`."""
+        return execute([{**self.rank_op(question), "k": k}], rows, ranker=self._rank).ids
 
     def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
             rewrite: str | None = None) -> TemporalResult:

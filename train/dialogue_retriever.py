@@ -1,0 +1,143 @@
+"""Train the temporal memory's content encoder on LoCoMo's questions and their evidence turns (accelerate).
+
+    accelerate launch --cpu --num_processes 1 train/dialogue_retriever.py --config configs/dialogue_retriever.yaml
+    accelerate launch train/dialogue_retriever.py --config configs/dialogue_retriever.yaml \\
+        --train_samples conv-44,conv-47,conv-48 --output_dir runs/dialogue_retriever_fold_b
+
+The untuned MiniLM matches a question to utterances that are about the same thing, often other questions
+("Seen any good movies lately?"), more than to the utterance that answers it. Pairs: a question (as the
+planner's content query: time expressions and the participants' names removed) and one of its evidence
+turns, in each of the two texts the conversation table indexes (the utterance, and the utterance after the
+turn it follows). Hard negatives: the best BM25 turns of the evidence's days that are not evidence, the pool
+the content ranking sorts at answer time. Loss: in-batch contrastive, the table retriever's.
+Validation: MRR@10 and top-k of the ``val_samples``' questions ranked by the temporal memory's content
+ranking (dense + BM25, both views, speaker prior) within their evidence days.
+
+Which conversations to train on is a flag: evaluating on a conversation the encoder was trained on
+measures memory, not retrieval (see README, "Temporal memory").
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from eval.metrics import ranking_metrics  # noqa: E402
+from models.dual_encoder import DualEncoder  # noqa: E402
+from models.losses import InBatchContrastiveLoss  # noqa: E402
+from retrieval.bm25 import BM25Retriever  # noqa: E402
+from retrieval.conversation_table import ConversationTable, turn_texts  # noqa: E402
+from retrieval.jsonio import DataError, run_cli  # noqa: E402
+from retrieval.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
+from retrieval.temporal_memory import TemporalMemory  # noqa: E402
+from train.args import TrainingArguments, parse_args  # noqa: E402
+from train.data import PairCollator, cap  # noqa: E402
+from train.loop import make_accelerator, train  # noqa: E402
+
+
+@dataclass
+class DialogueRetrieverArguments(TrainingArguments):
+    output_dir: str = "runs/dialogue_retriever"
+    max_document_length: int = field(default=128, metadata={"help": "token limit of an utterance (with its turn)"})
+    locomo: str | None = field(default=None, metadata={"help": "LoCoMo JSON (default: DATA_DIR/locomo/...)"})
+    categories: str = field(default="1,3,4", metadata={"help": "LoCoMo QA categories to train on (2 is temporal)"})
+    train_samples: str | None = field(default=None, metadata={"help": "comma-separated sample ids (default: all "
+                                                                      "but val_samples)"})
+    val_samples: str = field(default="conv-30", metadata={"help": "comma-separated sample ids for validation"})
+    hard_negatives: int = field(default=2, metadata={"help": "BM25 turns of the evidence days per pair"})
+
+    def locomo_file(self) -> str:
+        return self.locomo or str(Path(self.data_dir) / "locomo" / "locomo_open.json")
+
+
+def _ids(text: str | None) -> list[str]:
+    return [s.strip() for s in (text or "").split(",") if s.strip()]
+
+
+def split_samples(samples: list[dict], args: DialogueRetrieverArguments) -> tuple[list[dict], list[dict]]:
+    by_id = {sample_id(s, i): s for i, s in enumerate(samples)}
+    val, chosen = _ids(args.val_samples), _ids(args.train_samples)
+    unknown = sorted(set(val + chosen) - set(by_id))
+    if unknown:
+        raise DataError(f"{args.locomo_file()}: no samples {unknown} (it has {sorted(by_id)})")
+    if set(val) & set(chosen):
+        raise DataError(f"samples {sorted(set(val) & set(chosen))} are both trained on and validated on")
+    train_ids = chosen or [i for i in by_id if i not in val]
+    return [by_id[i] for i in train_ids], [by_id[i] for i in val]
+
+
+def evidence_days(table: ConversationTable, evidence) -> list[int]:
+    """Rows of the calendar days that hold the evidence: what a question naming its date narrows to."""
+    frame = table.frame
+    return frame.index[frame["date"].isin(set(frame.loc[list(evidence), "date"]))].tolist()
+
+
+def build_pairs(samples: list[dict], args: DialogueRetrieverArguments) -> list[dict]:
+    categories = [int(c) for c in _ids(args.categories)]
+    pairs: list[dict] = []
+    for n, sample in enumerate(samples):
+        utterances = sample_utterances(sample, args.locomo_file())
+        memory = TemporalMemory(ConversationTable.from_utterances(utterances))
+        frame = memory.table.frame
+        views = {"text": frame["text"].tolist(), "turn": turn_texts(frame)}
+        position = {i: p for p, i in enumerate(frame.index)}
+        bm25 = {view: BM25Retriever(texts, frame.index.tolist()) for view, texts in views.items()}
+        for q in evidence_questions(sample, utterances, categories):
+            query = memory.rank_op(q.question)["query"]
+            pool = [i for i in evidence_days(memory.table, q.evidence) if i not in q.evidence]
+            for view, texts in views.items():
+                wrong = [i for i, _ in bm25[view].search([query], args.hard_negatives, subset=pool)[0]]
+                for e in q.evidence:
+                    pairs.append({"query": query, "document": texts[position[e]], "doc_id": n * 100_000 + e,
+                                  "negatives": [texts[position[i]] for i in wrong],
+                                  "negative_ids": [n * 100_000 + i for i in wrong]})
+    return pairs
+
+
+def make_validation(samples: list[dict], args: DialogueRetrieverArguments):
+    categories = [int(c) for c in _ids(args.categories)]
+    prepared = []
+    for sample in samples:
+        utterances = sample_utterances(sample, args.locomo_file())
+        prepared.append((utterances, evidence_questions(sample, utterances, categories)))
+
+    def evaluate(encoder: DualEncoder) -> dict[str, float]:
+        rankings = []
+        for utterances, questions in prepared:
+            memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, turns=True))
+            for q in questions:
+                rows = memory.table.frame.loc[evidence_days(memory.table, q.evidence)]
+                rankings.append((memory.rank_rows(q.question, rows, 10), set(q.evidence)))
+        return ranking_metrics(rankings)
+
+    return evaluate if prepared else None
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(DialogueRetrieverArguments, argv)
+    accelerator = make_accelerator(args)
+    train_samples, val_samples = split_samples(read_samples(args.locomo_file()), args)
+    encoder = DualEncoder.from_backbone(
+        args.model_name_or_path, shared=args.shared_encoder, pooling=args.pooling, normalize=args.normalize,
+        temperature=args.temperature, max_query_length=args.max_query_length,
+        max_document_length=args.max_document_length)
+    pairs = cap(build_pairs(train_samples, args), args.max_train_examples, args.seed)
+    if not pairs:
+        raise DataError(f"{args.locomo_file()}: no questions of categories {args.categories} with evidence "
+                        f"in the training samples")
+    accelerator.print(f"{len(pairs)} training pairs from {len(train_samples)} conversations; "
+                      f"validation on {[s.get('sample_id') for s in val_samples]}")
+    loss_fn = InBatchContrastiveLoss(args.temperature, False, args.gather_across_processes)
+
+    def compute_loss(model, batch):
+        return loss_fn(model(batch["query"], "query"), model(batch["document"], "document"), batch["doc_id"])
+
+    return train(args, accelerator, encoder, pairs, PairCollator(encoder), compute_loss,
+                 make_validation(val_samples, args), project_name="dialogue_retriever")
+
+
+if __name__ == "__main__":
+    run_cli(main)
