@@ -27,7 +27,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +57,7 @@ class TemporalEvalConfig:
     fallback_k: int = PlannerConfig.fallback_k
     ranker: str = "hybrid"  # content ranking: hybrid (dense + BM25, reciprocal rank fusion), dense or bm25
     turns: bool = True  # also rank each utterance with the turn it follows (a second index)
-    content_cutoffs: list[int] = field(default_factory=lambda: [1, 3, 5])  # time+content: also score the top c
+    content_cutoffs: list[int] = field(default_factory=lambda: [1, 3, 5, 10])  # time+content: also the top c
     semantic_ks: list[int] = field(default_factory=lambda: [10, 20, 30])
     llm: str | None = None
     llm_sample: int = 20
@@ -111,15 +111,21 @@ def semantic_baselines(board: Scoreboard, questions: list[TemporalQuestion], tab
 
 def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[TemporalQuestion],
              cutoffs: Sequence[int] = ()) -> None:
-    """The rule planner on every question; time+content questions also scored on the top c ranked rows."""
+    """The rule planner on every question; time+content questions also scored on the top c rows of the same
+    ranking (asked again with the planner keeping max(cutoffs) rows)."""
+    wide = None
+    if cutoffs:
+        config = replace(memory.planner.config, content_k=max(cutoffs))
+        wide = TemporalMemory(memory.table, RulePlanner(config), ranker=memory.ranker)
     for q in questions:
         handlings = HANDLINGS.items() if q.kind == "ambiguous" else [(None, "none")]
         for label, mode in handlings:
             result = memory.ask(q.question, history=q.history, rewrite=mode)
             board.add("rule" if label is None else f"rule/{label}", q, result.ids)
-            if q.kind == "time+content":
-                for c in cutoffs:  # rows are best first when the plan ranked them; time order (all kept) if not
-                    board.add(f"rule@{c}", q, result.ids[:c] if result.execution.scores else result.ids)
+        if q.kind == "time+content" and wide is not None:
+            result = wide.ask(q.question)
+            for c in cutoffs:  # rows are best first when the plan ranked them; time order (all kept) if not
+                board.add(f"rule@{c}", q, result.ids[:c] if result.execution.scores else result.ids)
 
 
 def measure_latency(memory: TemporalMemory, questions: list[TemporalQuestion], n: int, seed: int,

@@ -48,7 +48,8 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     folder = zyphra_folder(tmp_path / "data")
     out = tmp_path / "report.json"
     code = temporal.main(["--data-dir", str(folder), "--encoder", tiny_backbone, "--cache-dir", str(tmp_path / "c"),
-                          "--semantic-ks", "1", "2", "--output", str(out)])
+                          "--semantic-ks", "1", "2", "--content-k", "1", "--content-cutoffs", "1", "2",
+                          "--output", str(out)])
     printed = capsys.readouterr().out
     assert code == 0 and "== time questions" in printed and "semantic_meta@2" in printed and "p95" in printed
     report = json.loads(out.read_text())
@@ -57,7 +58,9 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     assert report["results"]["rule/rewrite"]["ambiguous"]["all"]["recall"] == 100.0
     assert report["results"]["rule/context"]["ambiguous"]["all"]["recall"] == 100.0
     assert "rule/original" in report["results"] and report["latency"]["all"]["n"] == 7
-    assert report["results"]["rule"]["time+content"]["content"]["recall"] == 100.0  # 1 row in k = 5 of 2
+    content = {m: report["results"][m]["time+content"]["content"] for m in ("rule", "rule@1", "rule@2")}
+    assert content["rule@2"]["recall"] == 100.0 and content["rule@2"]["precision"] == 50.0  # the day's 2 rows
+    assert content["rule"] == content["rule@1"]  # content_k 1: the cutoffs re-ask with k = max(cutoffs)
     merged_path = tmp_path / "merged.json"
     assert temporal.main(["--merge", str(out), str(out), "--output", str(merged_path)]) == 0
     merged = json.loads(merged_path.read_text())
