@@ -4,8 +4,9 @@
     python -m eval.temporal --data-dir DIR --logs 26 28 --llm smollm2 --llm-sample 20
 
 Methods, all in one run, on every version (paraphrase) of every question:
-- ``rule``: the rule planner (time expressions -> table operations; content ranking when named);
-  ``rule@c`` (time+content only): the same ranking cut to its top c rows (``content_cutoffs``);
+- ``rule``: the rule planner (time expressions -> table operations; content ranking when named, keeping at most
+  ``content_k`` rows within ``content_margin`` fusion votes of the best);
+  ``rule@c`` (time+content only): the same ranking cut to its top c rows (``content_cutoffs``), no margin;
 - ``semantic@k`` (k = 10, 20, 30): dense search over the utterance text;
 - ``semantic_meta@k``: dense search over the text with its metadata written in (session, date, time);
 - ambiguous questions, three query handlings through the rule planner: ``rule/original`` (the last turn
@@ -37,7 +38,7 @@ from eval.metrics import f_beta, precision, recall
 from retrieval.conversation_log import read_zyphra_log
 from retrieval.conversation_table import ConversationTable
 from retrieval.jsonio import DataError
-from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner
+from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.query_rewrite import LLMRewriter, context_query
 from retrieval.table_ops import execute
 from retrieval.temporal_dataset import TemporalQuestion, log_paths, read_questions
@@ -54,6 +55,7 @@ class TemporalEvalConfig:
     encoder: str | None = None  # None: the packaged MiniLM
     cache_dir: str | None = "runs/cache/temporal"
     content_k: int = PlannerConfig.content_k
+    content_margin: float | None = PlannerConfig.content_margin
     fallback_k: int = PlannerConfig.fallback_k
     ranker: str = "hybrid"  # content ranking: hybrid (dense + BM25, reciprocal rank fusion), dense or bm25
     turns: bool = True  # also rank each utterance with the turn it follows (a second index)
@@ -115,7 +117,7 @@ def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[Temporal
     ranking (asked again with the planner keeping max(cutoffs) rows)."""
     wide = None
     if cutoffs:
-        config = replace(memory.planner.config, content_k=max(cutoffs))
+        config = replace(memory.planner.config, content_k=max(cutoffs), content_margin=None)
         wide = TemporalMemory(memory.table, RulePlanner(config), ranker=memory.ranker)
     for q in questions:
         handlings = HANDLINGS.items() if q.kind == "ambiguous" else [(None, "none")]
@@ -245,7 +247,8 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
         raise DataError(f"{config.data_dir}/ConversationData: no logs {missing}")
     questions = read_questions(config.data_dir, set(logs))
     encoder = encoder or load_encoder(config.encoder)
-    planner = RulePlanner(PlannerConfig(content_k=config.content_k, fallback_k=config.fallback_k))
+    planner = RulePlanner(PlannerConfig(content_k=config.content_k, content_margin=config.content_margin,
+                                        fallback_k=config.fallback_k))
     board, latencies, memories = Scoreboard(), defaultdict(list), {}
     for log in logs:
         utterances = read_zyphra_log(paths[log])
@@ -271,6 +274,8 @@ def load_config(path: str | None, overrides: dict) -> TemporalEvalConfig:
     if path:
         values = (yaml.safe_load(Path(path).read_text()) or {}).get("eval", {})
     values.update({k: v for k, v in overrides.items() if v is not None})
+    if values.get("content_margin") == "none":
+        values["content_margin"] = None
     return TemporalEvalConfig(**values)
 
 
@@ -282,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     parser.add_argument("--cache-dir", help="embedding cache folder")
     parser.add_argument("--content-k", type=int)
+    parser.add_argument("--content-margin", type=lambda t: "none" if parse_margin(t) is None else float(t),
+                        help="time+content: keep rows within this many fusion votes of the best ('none': all k)")
     parser.add_argument("--fallback-k", type=int)
     parser.add_argument("--ranker", choices=["hybrid", "dense", "bm25"], help="content ranking (default hybrid)")
     parser.add_argument("--semantic-ks", type=int, nargs="+")

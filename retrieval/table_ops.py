@@ -15,7 +15,8 @@ A plan is a short list of operations applied in order to the rows of a conversat
   an option, ``{"op": "widen", "group": "session"}`` brings back every row (of the option's input) of each
   session that still has one.
 - ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first;
-  ``"prefer": {"column": "speaker", "value": "John"}`` gives the matching rows a small prior in the ranking.
+  ``"prefer": {"column": "speaker", "value": "John"}`` gives the matching rows a small prior in the ranking;
+  ``"margin": m`` keeps, of those k, only the rows scored within m of the best (in the ranker's units).
 
 Any operation may carry ``"soft": true``: it is skipped, and the skip noted, when it would leave no rows.
 """
@@ -42,10 +43,11 @@ REQUIRED = {
     "widen": ("group",),
 }
 FILTER_OPS = ("between", "filter", "nth")
-OPTIONAL = {"between": ("inclusive",), "order": ("ascending",), "rank": ("prefer",)}
+OPTIONAL = {"between": ("inclusive",), "order": ("ascending",), "rank": ("prefer", "margin")}
 
 # A ranker maps (query, k, candidate ids) to [(id, score)], best first; a rank op with "prefer" also passes
-# ``prefer=`` the candidate ids matching it, which the ranker gives a small prior.
+# ``prefer=`` the candidate ids matching it, which the ranker gives a small prior, and one with "margin" passes
+# ``margin=`` (the ranker cuts its list there).
 Ranker = Callable[[str, int, Sequence[int]], list[tuple[int, float]]]
 
 
@@ -101,6 +103,9 @@ def validate_ops(ops: object, columns: Sequence[str], top_level: bool = True) ->
         if "prefer" in op and not (isinstance(op["prefer"], dict) and set(op["prefer"]) == {"column", "value"}
                                    and op["prefer"]["column"] in columns):
             errors.append(f"op {i} ({name}): prefer must be {{'column': <a column>, 'value': V}}")
+        if "margin" in op and (not isinstance(op["margin"], int | float) or isinstance(op["margin"], bool)
+                               or op["margin"] < 0):
+            errors.append(f"op {i} ({name}): margin must be a number >= 0")
         if name == "filter" and op.get("cmp") not in CMPS:
             errors.append(f"op {i} (filter): cmp must be one of {CMPS}")
         if name == "between" and not (isinstance(op.get("ranges"), list)
@@ -211,6 +216,8 @@ def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) 
             if "prefer" in op:
                 match = frame[op["prefer"]["column"]].iloc[pos].to_numpy() == op["prefer"]["value"]
                 extra["prefer"] = [i for i, m in zip(ids, match) if m]
+            if op.get("margin") is not None:
+                extra["margin"] = op["margin"]
             hits = ranker(op["query"], op["k"], ids, **extra) if len(pos) else []
             out.scores = {i: s for i, s in hits}
             pos = frame.index.get_indexer([i for i, _ in hits])

@@ -26,7 +26,7 @@ import pandas as pd
 from retrieval.conversation_log import load_log, parse_timestamp
 from retrieval.conversation_table import ConversationTable
 from retrieval.fusion import reciprocal_rank_fusion
-from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner
+from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
 from retrieval.table_ops import Execution, Plan, execute
 from retrieval.time_resolver import normalise
@@ -34,6 +34,7 @@ from retrieval.time_resolver import normalise
 REWRITES = ("none", "context", "carry", "llm")
 RANKERS = ("hybrid", "dense", "bm25")
 FUSION_DEPTH = 50  # candidates each ranker contributes to the fusion
+RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al.)
 
 
 def load_encoder(spec: str | None = None):
@@ -115,11 +116,13 @@ class TemporalMemory:
             return carry_time_reference(history, question, now)
         return self.llm_rewriter.rewrite(history, question, now)
 
-    def _rank(self, query: str, k: int, subset: Sequence[int],
-              prefer: Sequence[int] = ()) -> list[tuple[int, float]]:
+    def _rank(self, query: str, k: int, subset: Sequence[int], prefer: Sequence[int] = (),
+              margin: float | None = None) -> list[tuple[int, float]]:
         """The plan's content ranking, fused by reciprocal rank over every view the table has (the utterance
         alone, and the turn it follows when the table was built with ``turns``): dense and BM25 (``hybrid``,
-        the default), or one ranker only. ``prefer``: rows given a small prior (the plan's named speaker)."""
+        the default), or one ranker only. ``prefer``: rows given a small prior (the plan's named speaker).
+        ``margin``: keep only rows within ``margin`` votes of the best row, a vote being what one ranker gives
+        its top row (``1 / (RRF_K + 1)``): a clear winner comes back alone, a close call with its rivals."""
         views = ("text", "turn") if self.table.turn_index is not None else ("text",)
         depth = max(k, FUSION_DEPTH)
         rankings = []
@@ -127,7 +130,11 @@ class TemporalMemory:
             rankings += [self.table.rank(query, depth, subset, view) for view in views]
         if self.ranker in ("hybrid", "bm25"):
             rankings += [self.table.rank_sparse(query, depth, subset, view) for view in views]
-        return reciprocal_rank_fusion(rankings, top=k, boost=set(prefer))
+        fused = reciprocal_rank_fusion(rankings, k=RRF_K, top=k, boost=set(prefer))
+        if margin is None or not fused:
+            return fused
+        floor = fused[0][1] - margin / (RRF_K + 1)
+        return [(i, s) for i, s in fused if s >= floor]
 
     def rank_op(self, question: str) -> dict:
         """The content ranking the planner gives ``question`` (its query and speaker prior), with "now" at the
@@ -137,8 +144,10 @@ class TemporalMemory:
                     {"op": "rank", "query": normalise(question), "k": PlannerConfig.content_k})
 
     def rank_rows(self, question: str, rows: pd.DataFrame, k: int) -> list[int]:
-        """``rows`` (a slice of the table's frame) best first for ``question``, by :meth:`rank_op`."""
-        return execute([{**self.rank_op(question), "k": k}], rows, ranker=self._rank).ids
+        """The top ``k`` of ``rows`` (a slice of the table's frame) for ``question``, by :meth:`rank_op` without
+        its margin: a full ranking, for recall@k and MRR."""
+        op = {key: v for key, v in self.rank_op(question).items() if key != "margin"}
+        return execute([{**op, "k": k}], rows, ranker=self._rank).ids
 
     def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
             rewrite: str | None = None) -> TemporalResult:
@@ -189,13 +198,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     ask.add_argument("--cache-dir", default="runs/cache/temporal", help="embedding cache ('' for none)")
     ask.add_argument("--content-k", type=int, default=PlannerConfig.content_k)
+    ask.add_argument("--content-margin", type=parse_margin, default=PlannerConfig.content_margin,
+                     help="keep ranked rows within this many fusion votes of the best ('none': all content-k)")
     ask.add_argument("--ranker", default="hybrid", choices=RANKERS, help="content ranking of the surviving rows")
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
     from retrieval.jsonio import DataError
 
-    rule = RulePlanner(PlannerConfig(content_k=args.content_k))
+    rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))
     backend = None
     if args.planner == "llm" or args.rewrite == "llm":
         from retrieval.llm import load_backend

@@ -10,7 +10,7 @@ import pytest
 from retrieval.conversation_log import assign_sessions, load_log, read_jsonl_log, read_locomo, read_zyphra_log
 from retrieval.conversation_table import COLUMNS, ConversationTable, turn_texts
 from retrieval.jsonio import DataError
-from retrieval.temporal_memory import TemporalMemory, main
+from retrieval.temporal_memory import RRF_K, TemporalMemory, main
 
 ZYPHRA = {
     "speaker_a": "Ann", "speaker_b": "Bob",
@@ -156,3 +156,19 @@ def test_real_zyphra_log(data_dir):
     utts = read_zyphra_log(path)
     assert len(utts) == 432 and max(u.session for u in utts) == 20
     assert [u.response_idx for u in utts] == list(range(432))
+
+
+def test_content_ranking_margin_keeps_rows_close_to_the_best(tmp_path, tiny_encoder):
+    memory = TemporalMemory.from_file(write(tmp_path, "1.json", ZYPHRA), encoder=tiny_encoder)
+    ids = [0, 1, 2, 3]
+    full = memory._rank("pottery classes", 4, ids)
+    assert len(full) == 4 and memory._rank("pottery classes", 4, ids, margin=100.0) == full
+    best = full[0][1]
+    alone = memory._rank("pottery classes", 4, ids, margin=0.0)
+    assert alone == [(i, s) for i, s in full if s == best]  # only the best (and exact ties)
+    vote = 1 / (RRF_K + 1)
+    for m in (0.5, 1.5):
+        kept = memory._rank("pottery classes", 4, ids, margin=m)
+        assert kept == [(i, s) for i, s in full if s >= best - m * vote]  # a prefix of the full ranking
+    plan_rows = memory.ask("What did Bob say about pottery on May 12th?").rows
+    assert 1 <= len(plan_rows) <= 2 and set(plan_rows.index) <= {2, 3}

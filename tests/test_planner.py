@@ -11,7 +11,7 @@ import pytest
 from retrieval.conversation_log import Utterance
 from retrieval.conversation_table import utterance_frame
 from retrieval.llm import GenerationResult
-from retrieval.planner import LLMPlanner, RulePlanner, content_query, named_speaker
+from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner, content_query, named_speaker, parse_margin
 from retrieval.query_rewrite import LLMRewriter, carry_time_reference, context_query
 from retrieval.table_ops import execute, validate_ops
 from retrieval.time_resolver import TimeResolver, normalise
@@ -40,8 +40,8 @@ def run(frame, question, now=None):
     return plan, execute(plan.ops, frame, ranker=first_k_preferred_first)
 
 
-def first_k_preferred_first(query, k, ids, prefer=()):
-    """A stand-in ranker: preferred rows first, then time order."""
+def first_k_preferred_first(query, k, ids, prefer=(), margin=None):
+    """A stand-in ranker: preferred rows first, then time order (all tied: the margin keeps every one)."""
     return [(i, 1.0) for i in sorted(ids, key=lambda i: i not in prefer)[:k]]
 
 
@@ -83,6 +83,7 @@ def test_content_question_ranks_within_the_period(frame):
     plan, execution = run(frame, "What did Bob say about his new puppy on October 13th?")
     assert plan.ops[-1]["op"] == "rank" and "puppy" in plan.ops[-1]["query"]
     assert plan.ops[-1]["prefer"] == {"column": "speaker", "value": "Bob"}
+    assert plan.ops[-1]["margin"] == PlannerConfig.content_margin
     assert sessions(execution) == [2] and len(execution.rows) == 3
     assert execution.rows["speaker"].iloc[0] == "Bob"  # the prior reached the ranker
 
@@ -188,3 +189,16 @@ def test_llm_rewrite_and_its_fallback():
     assert good.method == "llm"
     lost = LLMRewriter(FakeBackend("Summarize our chat.")).rewrite(HISTORY, "Summarize?", NOW)
     assert lost.method == "llm->carry" and "october 13th" in lost.text
+
+
+def test_margin_is_validated_and_parsed(frame):
+    op = {"op": "rank", "query": "puppy", "k": 3}
+    assert validate_ops([{**op, "margin": 0.5}], frame.columns) == []
+    assert validate_ops([{**op, "margin": -1}], frame.columns) == ["op 0 (rank): margin must be a number >= 0"]
+    assert validate_ops([{**op, "margin": "wide"}], frame.columns) == ["op 0 (rank): margin must be a number >= 0"]
+    assert parse_margin("none") is None and parse_margin("0.3") == 0.3
+    with pytest.raises(ValueError, match=">= 0"):
+        parse_margin("-2")
+    no_cut = RulePlanner(PlannerConfig(content_margin=None)).plan("What did Bob say about his puppy on October "
+                                                                   "13th?", datetime(2023, 11, 1, tzinfo=UTC))
+    assert "margin" not in no_cut.ops[-1]
