@@ -71,7 +71,7 @@ def test_pairs_use_the_planner_query_and_negatives_from_the_evidence_day(locomo_
     assert [s["sample_id"] for s in train_samples] == ["conv-a", "conv-b"]  # all but the validation samples
     assert [s["sample_id"] for s in val_samples] == ["conv-v"]
     pairs = dialogue_retriever.build_pairs(train_samples[:1], args)
-    assert len(pairs) == 2 * 6  # two views of each question's one evidence turn
+    assert len(pairs) == 2 * 7  # two views of the one evidence turn of each question of categories 1, 3, 4, 5
     first = pairs[0]
     assert "Ann" not in first["query"] and "pottery" in first["query"]  # names go, content stays
     assert first["document"] == "Bob, I spent the week on pottery."
@@ -105,9 +105,9 @@ def test_training_validates_on_held_out_conversations_and_saves_a_loadable_encod
         "--train_samples", "conv-a,conv-b", "--val_samples", "conv-v", "--per_device_train_batch_size", "4",
         "--max_train_steps", "3", "--learning_rate", "1e-3", "--num_warmup_steps", "1",
         "--max_document_length", "32"])
-    assert results["steps"] == 3 and results["train_examples"] == 24
+    assert results["steps"] == 3 and results["train_examples"] == 28
     record = results["epochs"][0]
-    assert record["n"] == 6 and 0.0 <= record["top1"] <= record["top3"] <= record["top10"] <= 1.0
+    assert record["n"] == 7 and 0.0 <= record["top1"] <= record["top3"] <= record["top10"] <= 1.0
     assert (out / "model.safetensors").is_file() and (out / "config.yaml").is_file()
     from retrieval.temporal_memory import load_encoder
 

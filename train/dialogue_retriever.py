@@ -43,7 +43,7 @@ class DialogueRetrieverArguments(TrainingArguments):
     output_dir: str = "runs/dialogue_retriever"
     max_document_length: int = field(default=128, metadata={"help": "token limit of an utterance (with its turn)"})
     locomo: str | None = field(default=None, metadata={"help": "LoCoMo JSON (default: DATA_DIR/locomo/...)"})
-    categories: str = field(default="1,3,4", metadata={"help": "LoCoMo QA categories to train on (2 is temporal)"})
+    categories: str = field(default="1,3,4,5", metadata={"help": "LoCoMo QA categories to train on (2 is temporal)"})
     train_samples: str | None = field(default=None, metadata={"help": "comma-separated sample ids (default: all "
                                                                       "but val_samples)"})
     val_samples: str = field(default="conv-30", metadata={"help": "comma-separated sample ids for validation"})
