@@ -53,6 +53,10 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
              only: Sequence[str] | None = None) -> dict:
     """Recall@k of every method on the category-2 questions of every sample (or of the ``only`` sample ids)."""
     samples = read_samples(data)
+    known = [sample_id(sample, i) for i, sample in enumerate(samples)]
+    unknown = sorted(set(only or ()) - set(known))
+    if unknown:
+        raise DataError(f"{data}: no samples {unknown} (it has {known})")
     hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     n_timed, n_questions = 0, 0
     for i, sample in enumerate(samples):

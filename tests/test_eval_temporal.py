@@ -9,6 +9,7 @@ import pytest
 from eval import locomo_temporal, temporal
 from retrieval.conversation_log import read_zyphra_log
 from retrieval.conversation_table import utterance_frame
+from retrieval.jsonio import DataError
 from retrieval.planner import RulePlanner
 from retrieval.table_ops import execute
 from retrieval.temporal_dataset import read_questions
@@ -87,6 +88,8 @@ def test_locomo_temporal_end_to_end(tmp_path, tiny_backbone):
     assert set(report["results"]) == {"semantic", "semantic_meta", "time_aware", "time_aware_hybrid"}
     for method in ("time_aware", "time_aware_hybrid"):  # the dated question finds D2:1 in its 2 rows
         assert report["results"][method]["recall@2"] >= 50.0
+    with pytest.raises(DataError, match=r"no samples \['conv-q'\]"):
+        locomo_temporal.evaluate(path, DualEncoder.from_backbone(tiny_backbone), ks=(1,), only=["conv-x", "conv-q"])
 
 
 @pytest.mark.slow
