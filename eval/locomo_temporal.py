@@ -63,7 +63,7 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
         sid = sample_id(sample, i)
         if only and sid not in only:
             continue
-        utterances = sample_utterances(sample, str(data))
+        utterances = sample_utterances(sample, str(data), i)
         tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True),
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, cache_dir,
                                                                      metadata_in_text=True)}

@@ -152,18 +152,31 @@ def read_locomo_conversation(conversation: dict, tz: str | tzinfo | None = None,
     return out
 
 
-def read_locomo(path: str | Path, tz: str | tzinfo | None = None) -> dict[str, list[Utterance]]:
-    """Every sample of a ``locomo10.json``-style file: sample_id -> utterances."""
+def read_locomo_samples(path: str | Path) -> list[dict]:
+    """The samples of a ``locomo10.json``-style file (a JSON list of {"sample_id", "conversation", "qa"})."""
     data = read_json(path)
     if not isinstance(data, list):
         raise DataError(f"{path}: expected a JSON list of LoCoMo samples")
-    out = {}
     for i, sample in enumerate(data):
         if not isinstance(sample, dict) or "conversation" not in sample:
-            raise DataError(f"{path}: sample {i} has no 'conversation'")
-        sid = str(sample.get("sample_id", i))
-        out[sid] = read_locomo_conversation(sample["conversation"], tz, f"{path}: {sid}")
-    return out
+            raise DataError(f"{path}: sample {locomo_sample_id(sample, i)} has no 'conversation'")
+    return data
+
+
+def locomo_sample_id(sample: object, position: int) -> str:
+    """A sample's ``sample_id``, else its position in the file."""
+    return str(sample.get("sample_id", position)) if isinstance(sample, dict) else str(position)
+
+
+def locomo_sample_utterances(sample: dict, where: str = "locomo", position: int = 0,
+                             tz: str | tzinfo | None = None) -> list[Utterance]:
+    return read_locomo_conversation(sample["conversation"], tz, f"{where}: {locomo_sample_id(sample, position)}")
+
+
+def read_locomo(path: str | Path, tz: str | tzinfo | None = None) -> dict[str, list[Utterance]]:
+    """Every sample of a ``locomo10.json``-style file: sample_id -> utterances."""
+    return {locomo_sample_id(sample, i): locomo_sample_utterances(sample, str(path), i, tz)
+            for i, sample in enumerate(read_locomo_samples(path))}
 
 
 def assign_sessions(stamps: list[datetime], gap: timedelta = DEFAULT_SESSION_GAP) -> list[int]:

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from retrieval.conversation_log import Utterance, read_locomo_conversation
-from retrieval.jsonio import DataError, read_json
+from retrieval.conversation_log import Utterance
+from retrieval.conversation_log import locomo_sample_id as sample_id
+from retrieval.conversation_log import locomo_sample_utterances as sample_utterances
+from retrieval.conversation_log import read_locomo_samples as read_samples
+
+__all__ = ["EvidenceQuestion", "evidence_questions", "read_samples", "sample_id", "sample_utterances"]
 
 
 @dataclass(frozen=True)
@@ -25,25 +28,6 @@ class EvidenceQuestion:
     question: str
     category: int
     evidence: tuple[int, ...]  # response_idx of the evidence turns
-
-
-def read_samples(path: str | Path) -> list[dict]:
-    """The samples of a ``locomo10.json``-style file (a JSON list of {"sample_id", "conversation", "qa"})."""
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise DataError(f"{path}: expected a JSON list of LoCoMo samples")
-    for i, sample in enumerate(data):
-        if not isinstance(sample, dict) or "conversation" not in sample:
-            raise DataError(f"{path}: sample {sample_id(sample, i)} has no 'conversation'")
-    return data
-
-
-def sample_id(sample: dict, position: int) -> str:
-    return str(sample.get("sample_id", position)) if isinstance(sample, dict) else str(position)
-
-
-def sample_utterances(sample: dict, where: str = "locomo") -> list[Utterance]:
-    return read_locomo_conversation(sample["conversation"], where=f"{where}: {sample.get('sample_id', '?')}")
 
 
 def evidence_questions(sample: dict, utterances: Sequence[Utterance],
