@@ -88,6 +88,9 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
             if rank == 0:
                 grads = {n.removeprefix("module."): p.grad.numpy() for n, p in model.named_parameters()}
                 np.savez(Path(out_dir) / f"case{c}.npz", loss=mean_loss.item() / world, **grads)
+        # Tearing gloo down while the peer still has a send in flight aborts the process ("terminate called
+        # without an active exception"), as train/loop.py's wait_for_everyone before end_training avoids.
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
