@@ -86,6 +86,20 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
             "n_with_time_filter": n_timed, "results": results}
 
 
+def merge_reports(reports: list[dict]) -> dict:
+    """One report from runs over disjoint samples (each scored by its own encoder): recalls weighted by question
+    counts."""
+    samples = [s for r in reports for s in (r["samples"] or [None])]
+    if None in samples or len(set(samples)) < len(samples):
+        raise DataError("--merge takes reports over disjoint --samples (one covers all or they overlap)")
+    n = sum(r["n_questions"] for r in reports)
+    results = {name: {k: round(sum(r["results"][name][k] * r["n_questions"] for r in reports) / n, 2)
+                      for k in row} for name, row in reports[0]["results"].items()}
+    return {"data": reports[0]["data"], "samples": samples, "encoder": [r["encoder"] for r in reports],
+            "n_questions": n, "n_with_time_filter": sum(r["n_with_time_filter"] for r in reports),
+            "results": results}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.locomo_temporal", description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data/locomo/locomo_open.json")
@@ -93,11 +107,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", default="runs/cache/temporal")
     parser.add_argument("--samples", nargs="+", help="sample ids to evaluate (default: all)")
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 5, 10, 20])
+    parser.add_argument("--merge", nargs="+", metavar="REPORT",
+                        help="print (and --output) one report merged from reports of runs over disjoint --samples")
     parser.add_argument("--output")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        report = evaluate(args.data, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
+        if args.merge:
+            report = merge_reports([json.loads(Path(p).read_text()) for p in args.merge])
+            args.ks = [int(k.split("@")[1]) for k in next(iter(report["results"].values()))]
+        else:
+            report = evaluate(args.data, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -92,6 +92,24 @@ def test_locomo_temporal_end_to_end(tmp_path, tiny_backbone):
         locomo_temporal.evaluate(path, DualEncoder.from_backbone(tiny_backbone), ks=(1,), only=["conv-x", "conv-q"])
 
 
+def test_locomo_temporal_merge_weights_by_questions(tmp_path, capsys):
+    def report(samples, n, r1):
+        return {"data": "d", "samples": samples, "encoder": "e", "n_questions": n, "n_with_time_filter": 1,
+                "results": {"semantic": {"recall@1": r1, "recall@5": 100.0}}}
+    paths = []
+    for i, r in enumerate([report(["conv-a"], 1, 10.0), report(["conv-b", "conv-c"], 3, 50.0)]):
+        paths.append(tmp_path / f"{i}.json")
+        paths[-1].write_text(json.dumps(r))
+    out = tmp_path / "merged.json"
+    assert locomo_temporal.main(["--merge", *map(str, paths), "--output", str(out)]) == 0
+    merged = json.loads(out.read_text())
+    assert merged["n_questions"] == 4 and merged["samples"] == ["conv-a", "conv-b", "conv-c"]
+    assert merged["results"]["semantic"] == {"recall@1": 40.0, "recall@5": 100.0}
+    assert "recall@5" in capsys.readouterr().out
+    assert locomo_temporal.main(["--merge", str(paths[0]), str(paths[0])]) == 2  # overlapping samples
+    assert "disjoint" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_rule_planner_on_a_real_log(data_dir):
     """Time questions need no encoder: the rule plans alone, on one real log (skipped without the data)."""
