@@ -123,9 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"LoCoMo category-2 questions: {report['n_questions']} "
           f"({report['n_with_time_filter']} with a time reference the planner resolved)")
-    print(f"{'method':<16}" + "".join(f"{'recall@' + str(k):>12}" for k in args.ks))
+    print(f"{'method':<18}" + "".join(f"{'recall@' + str(k):>12}" for k in args.ks))
     for name, row in report["results"].items():
-        print(f"{name:<16}" + "".join(f"{row[f'recall@{k}']:>12.2f}" for k in args.ks))
+        print(f"{name:<18}" + "".join(f"{row[f'recall@{k}']:>12.2f}" for k in args.ks))
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(report, indent=2))
