@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.metrics import recall
+from eval.report import require_disjoint
 from retrieval.conversation_table import ConversationTable
 from retrieval.jsonio import DataError
 from retrieval.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
@@ -89,9 +90,9 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
 def merge_reports(reports: list[dict]) -> dict:
     """One report from runs over disjoint samples (each scored by its own encoder): recalls weighted by question
     counts."""
-    samples = [s for r in reports for s in (r["samples"] or [None])]
-    if None in samples or len(set(samples)) < len(samples):
-        raise DataError("--merge takes reports over disjoint --samples (one covers all or they overlap)")
+    if any(not r["samples"] for r in reports):
+        raise DataError("--merge takes reports over disjoint --samples; one covers every sample")
+    samples = require_disjoint([r["samples"] for r in reports], "--samples")
     n = sum(r["n_questions"] for r in reports)
     results = {name: {k: round(sum(r["results"][name][k] * r["n_questions"] for r in reports) / n, 2)
                       for k in row} for name, row in reports[0]["results"].items()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from retrieval.jsonio import run_cli  # noqa: F401  (the evaluation commands import it from here)
+from retrieval.jsonio import DataError, run_cli  # noqa: F401  (the evaluation commands import run_cli from here)
 
 
 def print_table(title: str, rows: dict[str, dict], columns: list[str]) -> None:
@@ -23,3 +23,13 @@ def write_json(path: str | None, results: dict) -> None:
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(results, indent=2))
+
+
+def require_disjoint(parts: list[list[str]], what: str) -> list[str]:
+    """The concatenated ``parts`` (the logs or samples of reports to merge); a DataError naming any that repeat,
+    since a merge weights each report by its question count and would count a repeated one twice."""
+    seen = [x for part in parts for x in part]
+    repeated = sorted({x for x in seen if seen.count(x) > 1})
+    if repeated:
+        raise DataError(f"--merge takes reports over disjoint {what}; {repeated} appear in more than one")
+    return seen

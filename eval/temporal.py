@@ -35,6 +35,7 @@ import numpy as np
 import yaml
 
 from eval.metrics import f_beta, precision, recall
+from eval.report import require_disjoint
 from retrieval.conversation_log import read_zyphra_log
 from retrieval.conversation_table import ConversationTable
 from retrieval.jsonio import DataError
@@ -196,6 +197,7 @@ def latency_summary(latencies: dict[str, list[float]]) -> dict:
 
 def merge_reports(reports: list[dict]) -> dict:
     """One report from runs over disjoint logs: means weighted by question counts, latencies re-pooled."""
+    logs = require_disjoint([r["logs"] for r in reports], "logs")
     results: dict = defaultdict(lambda: defaultdict(dict))
     cells = defaultdict(list)
     for report in reports:
@@ -211,7 +213,7 @@ def merge_reports(reports: list[dict]) -> dict:
     for report in reports:
         for name, seconds in report["latency_seconds"].items():
             samples[name].extend(seconds)
-    return {"merged_from": [r.get("command") for r in reports], "logs": [log for r in reports for log in r["logs"]],
+    return {"merged_from": [r.get("command") for r in reports], "logs": logs,
             "n_questions": sum(r["n_questions"] for r in reports), "encoder": reports[0]["encoder"],
             "results": json.loads(json.dumps(results)), "latency": latency_summary(samples),
             "latency_seconds": samples, "llm": [r["llm"] for r in reports if r.get("llm")] or None}

@@ -62,11 +62,16 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     content = {m: report["results"][m]["time+content"]["content"] for m in ("rule", "rule@1", "rule@2")}
     assert content["rule@2"]["recall"] == 100.0 and content["rule@2"]["precision"] == 50.0  # the day's 2 rows
     assert content["rule"] == content["rule@1"]  # content_k 1: the cutoffs re-ask with k = max(cutoffs)
+    other = tmp_path / "report_2.json"  # the same figures as if from a second log
+    other.write_text(json.dumps({**report, "logs": ["2"]}))
     merged_path = tmp_path / "merged.json"
-    assert temporal.main(["--merge", str(out), str(out), "--output", str(merged_path)]) == 0
+    assert temporal.main(["--merge", str(out), str(other), "--output", str(merged_path)]) == 0
     merged = json.loads(merged_path.read_text())
     assert merged["results"]["rule"]["time"]["all"] == {**rule["all"], "n": 6}
-    assert merged["latency"]["all"]["n"] == 14
+    assert merged["latency"]["all"]["n"] == 14 and merged["logs"] == ["1", "2"]
+    capsys.readouterr()
+    assert temporal.main(["--merge", str(out), str(out)]) == 2  # the same log twice would count double
+    assert "['1'] appear in more than one" in capsys.readouterr().err
 
 
 def test_eval_temporal_rejects_a_wrong_folder(tmp_path, capsys):
