@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from retrieval.jsonio import DataError, run_cli  # noqa: F401  (the evaluation commands import run_cli from here)
@@ -29,7 +30,7 @@ def require_disjoint(parts: list[list[str]], what: str) -> list[str]:
     """The concatenated ``parts`` (the logs or samples of reports to merge); a DataError naming any that repeat,
     since a merge weights each report by its question count and would count a repeated one twice."""
     seen = [x for part in parts for x in part]
-    repeated = sorted({x for x in seen if seen.count(x) > 1})
+    repeated = sorted(x for x, n in Counter(seen).items() if n > 1)
     if repeated:
         raise DataError(f"--merge takes reports over disjoint {what}; {repeated} appear in more than one")
     return seen

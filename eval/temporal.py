@@ -272,24 +272,24 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
 
 
 def load_config(path: str | None, overrides: dict) -> TemporalEvalConfig:
+    """The YAML's ``eval`` section, then ``overrides`` (the flags given on the command line, None included)."""
     values = {}
     if path:
         values = (yaml.safe_load(Path(path).read_text()) or {}).get("eval", {})
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    if values.get("content_margin") == "none":
-        values["content_margin"] = None
-    return TemporalEvalConfig(**values)
+    return TemporalEvalConfig(**{**values, **overrides})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.temporal", description=__doc__.split("\n")[0])
-    parser.add_argument("--config", help="YAML with an 'eval' section (configs/temporal.yaml)")
+    # Flags not given stay out of args (SUPPRESS), so the config's values stand and a given "none" can mean None.
+    parser = argparse.ArgumentParser(prog="python -m eval.temporal", description=__doc__.split("\n")[0],
+                                     argument_default=argparse.SUPPRESS)
+    parser.add_argument("--config", default=None, help="YAML with an 'eval' section (configs/temporal.yaml)")
     parser.add_argument("--data-dir", help="a folder in Zyphra's layout (ConversationData/, TestData/)")
     parser.add_argument("--logs", nargs="+", help="log ids to evaluate (default: all in the folder)")
     parser.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     parser.add_argument("--cache-dir", help="embedding cache folder")
     parser.add_argument("--content-k", type=int)
-    parser.add_argument("--content-margin", type=lambda t: "none" if parse_margin(t) is None else float(t),
+    parser.add_argument("--content-margin", type=parse_margin,
                         help="time+content: keep rows within this many fusion votes of the best ('none': all k)")
     parser.add_argument("--fallback-k", type=int)
     parser.add_argument("--ranker", choices=["hybrid", "dense", "bm25"], help="content ranking (default hybrid)")
@@ -301,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--llm-sample", type=int)
     parser.add_argument("--latency-sample", type=int, help="questions per log timed with a cold query cache")
     parser.add_argument("--output", help="write the results as JSON here")
-    parser.add_argument("--merge", nargs="+", metavar="REPORT",
+    parser.add_argument("--merge", nargs="+", metavar="REPORT", default=None,
                         help="print (and --output) one report merged from reports of runs over disjoint logs")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -189,8 +189,8 @@ class RulePlanner:
         if how_many:
             ops.append({"op": "count", "by": COUNT_BY.get(how_many.group(1), "session")})
         if content:
-            ops.append(rank_op(content, self.config.content_k, speaker, self.config.content_margin))
             margin = self.config.content_margin
+            ops.append(rank_op(content, self.config.content_k, speaker, margin))
             notes.append(f"names content: ranking the rows of the period by {content!r}"
                          + (f", {speaker}'s first" if speaker else "")
                          + (f"; up to {self.config.content_k} rows within {margin} votes of the best"
