@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.metrics import recall
-from eval.report import require_disjoint
+from eval.report import read_reports, require_disjoint
 from retrieval.conversation_table import ConversationTable
 from retrieval.jsonio import DataError
 from retrieval.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         if args.merge:
-            report = merge_reports([json.loads(Path(p).read_text()) for p in args.merge])
+            report = merge_reports(read_reports(args.merge, ("samples", "results", "n_questions")))
             args.ks = [int(k.split("@")[1]) for k in next(iter(report["results"].values()))]
         else:
             report = evaluate(args.data, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)

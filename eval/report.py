@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from retrieval.jsonio import DataError, run_cli  # noqa: F401  (the evaluation commands import run_cli from here)
+from retrieval.jsonio import DataError, read_json, run_cli  # noqa: F401  (the evaluation commands import run_cli here)
 
 
 def print_table(title: str, rows: dict[str, dict], columns: list[str]) -> None:
@@ -34,3 +34,16 @@ def require_disjoint(parts: list[list[str]], what: str) -> list[str]:
     if repeated:
         raise DataError(f"--merge takes reports over disjoint {what}; {repeated} appear in more than one")
     return seen
+
+
+def read_reports(paths: list[str], keys: tuple[str, ...]) -> list[dict]:
+    """The JSON reports that ``--merge`` combines; a DataError naming the file that is missing, not JSON, or
+    lacks one of ``keys`` (not a report of this command)."""
+    reports = []
+    for path in paths:
+        report = read_json(path)
+        missing = [k for k in keys if not isinstance(report, dict) or k not in report]
+        if missing:
+            raise DataError(f"{path}: not a report of this command (no {missing})")
+        reports.append(report)
+    return reports

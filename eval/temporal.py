@@ -35,7 +35,7 @@ import numpy as np
 import yaml
 
 from eval.metrics import f_beta, precision, recall
-from eval.report import require_disjoint
+from eval.report import read_reports, require_disjoint
 from retrieval.conversation_log import read_zyphra_log
 from retrieval.conversation_table import ConversationTable
 from retrieval.jsonio import DataError
@@ -308,8 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = {k: v for k, v in vars(args).items() if k not in ("config", "merge")}
     config = load_config(args.config, overrides)
     try:
-        report = (merge_reports([json.loads(Path(p).read_text()) for p in args.merge]) if args.merge
-                  else evaluate(config))
+        report = (merge_reports(read_reports(args.merge, ("logs", "results", "n_questions", "latency_seconds")))
+                  if args.merge else evaluate(config))
     except (DataError, FileNotFoundError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

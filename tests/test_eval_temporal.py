@@ -113,6 +113,12 @@ def test_locomo_temporal_merge_weights_by_questions(tmp_path, capsys):
     assert "recall@5" in capsys.readouterr().out
     assert locomo_temporal.main(["--merge", str(paths[0]), str(paths[0])]) == 2  # overlapping samples
     assert "disjoint" in capsys.readouterr().err
+    (tmp_path / "other.json").write_text(json.dumps({"results": {}}))
+    for module in (locomo_temporal, temporal):  # a missing file, or JSON that is not such a report
+        assert module.main(["--merge", str(tmp_path / "missing.json")]) == 2
+        assert "missing.json: file not found" in capsys.readouterr().err
+        assert module.main(["--merge", str(tmp_path / "other.json")]) == 2
+        assert "other.json: not a report of this command" in capsys.readouterr().err
 
 
 @pytest.mark.slow
