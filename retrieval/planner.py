@@ -97,15 +97,32 @@ def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Se
 
 
 def named_speaker(norm: str, speakers: Sequence[str]) -> str | None:
-    """The one participant the asking sentence names ("what did John say about ..."), else None.
+    """The participant the asking sentence is about, else None: the one it names ("what did John say about
+    ..."), or, when it names both, the first unless the two are joined as one subject ("what did John tell
+    Maria", but not "what did John and Maria discuss").
 
-    Questions that name one of the two participants are mostly about what that participant said; the
-    content ranking gives their rows a small prior (not a filter: the answer may be the other side's reply).
+    Questions that name a participant are mostly about what that participant said; the content ranking
+    gives their rows a small prior (not a filter: the answer may be the other side's reply). Of LoCoMo's
+    evidence questions that name both participants apart, 53 of 64 have their evidence in the first one's
+    turns (5 in the second's, 6 in both's); on the 638 single-evidence questions of the seven held-out
+    conversations (README section 4) the rule moved top-1 from 66.8 to 67.2 and F2 at the default cut from
+    67.1 to 67.8 (recall 93.4 to 93.3).
     """
     start, end = question_sentence(norm)
-    words = set(re.findall(r"[a-z]+", norm[start:end]))
-    named = [s for s in speakers if words & set(re.findall(r"[a-z]+", s.lower()))]
-    return named[0] if len(named) == 1 else None
+    sentence = norm[start:end]
+    found = []
+    for s in speakers:
+        names = [w for w in re.findall(r"[a-z]+", s.lower()) if len(w) > 1]
+        m = re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", sentence) if names else None
+        if m:
+            found.append((m.start(), m.end(), s))
+    if len(found) == 1:
+        return found[0][2]
+    if len(found) != 2:
+        return None
+    (_, first_end, first), (second_start, _, _) = sorted(found)
+    joined = re.fullmatch(r"(?:'s)?\s*(?:,|and|&|or)\s*", sentence[first_end:second_start])
+    return None if joined else first
 
 
 def parse_margin(text: str) -> float | None:

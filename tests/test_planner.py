@@ -95,7 +95,11 @@ def test_response_number_selects_that_row(frame):
 
 @pytest.mark.parametrize("question, expected", [
     ("What did Bob say about his puppy?", "Bob"),
-    ("What did Ann and Bob discuss about puppies?", None),  # both named: no prior
+    ("What did Ann and Bob discuss about puppies?", None),  # both named as one subject: no prior
+    ("What did Bob & Ann discuss?", None),
+    ("What did Bob ask Ann about her puppy?", "Bob"),  # both named apart: the first, the subject
+    ("What book did Ann recommend to Bob?", "Ann"),
+    ("Annabel said what about puppies?", None),  # a longer word is not the name
     ("What puppy did we talk about?", None),
 ])
 def test_named_speaker(question, expected):
