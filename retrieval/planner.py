@@ -145,15 +145,23 @@ def rank_op(query: str, k: int, speaker: str | None, margin: float | None = None
 
 
 def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
-    """Table operations for resolved expressions: calendar ranges (union), session ids, soft hours and
-    'before the latest session', then session positions (counted inside what the ranges kept)."""
+    """Table operations for resolved expressions: calendar ranges (union; with their other readings, tried in
+    turn when the ranges keep no rows), session ids, soft hours and 'before the latest session', then session
+    positions (counted inside what the ranges kept)."""
     ops: list[dict] = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
-    ranges = [[a.isoformat(), b.isoformat()] for e in expressions for a, b in (e.intervals or [])]
-    alternatives = [[a.isoformat(), b.isoformat()] for e in expressions for a, b in (e.alternative_intervals or [])]
-    if ranges and alternatives:  # e.g. "N days ago": the calendar day, else the elapsed-time reading
-        ops.append({"op": "first_nonempty", "options": [
-            [{"op": "between", "column": "timestamp", "ranges": ranges}],
-            [{"op": "between", "column": "timestamp", "ranges": alternatives}, {"op": "widen", "group": "session"}]]})
+
+    def iso(attr: str) -> list[list[str]]:
+        return [[a.isoformat(), b.isoformat()] for e in expressions for a, b in (getattr(e, attr) or [])]
+
+    ranges, alternatives, nearby = iso("intervals"), iso("alternative_intervals"), iso("nearby_intervals")
+    if ranges and (alternatives or nearby):  # the calendar reading, else the others in turn
+        options = [[{"op": "between", "column": "timestamp", "ranges": ranges}]]
+        if alternatives:  # "N days ago" as N x 24 hours before now, with the sessions it touches
+            options.append([{"op": "between", "column": "timestamp", "ranges": alternatives},
+                            {"op": "widen", "group": "session"}])
+        if nearby:  # one day with no rows: the days either side
+            options.append([{"op": "between", "column": "timestamp", "ranges": nearby}])
+        ops.append({"op": "first_nonempty", "options": options})
     elif ranges and len(expressions) == 1 and expressions[0].weekday:  # "last Friday", else our last Friday
         today = datetime.combine(now.date(), datetime.min.time(), tzinfo=now.tzinfo).isoformat()
         ops.append({"op": "first_nonempty", "options": [

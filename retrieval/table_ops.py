@@ -198,7 +198,9 @@ def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) 
                            if sub["op"] == "widen" else _apply_filter(frame, pos, sub, out.trace))
                 if len(pos):
                     break
-            if i:
+            if not len(pos):
+                out.trace.append(f"first_nonempty: none of the {len(op['options'])} options kept any rows")
+            elif i:
                 out.trace.append(f"first_nonempty: option {i + 1} used, the earlier ones left no rows")
         elif name == "order":
             values = frame[op["by"]].iloc[pos]

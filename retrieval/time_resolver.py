@@ -23,6 +23,7 @@ Conventions (chosen from how people use the phrases, and stated so a plan can be
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, time, timedelta
@@ -66,7 +67,9 @@ class TimeExpression:
     the end, inclusive; ``session_ids``: (first, last) values of the session column, inclusive;
     ``response_ids``: the same for the response index ("in response number 26"); ``hours``:
     a soft [lo, hi) hour range; ``before_latest_session``: drop the latest session (soft);
-    ``alternative_intervals``: a second reading, used when ``intervals`` select no rows.
+    ``alternative_intervals``: a second reading, used when ``intervals`` select no rows; ``nearby_intervals``:
+    for one named day, the days either side of it, the last reading when neither of the others selects rows
+    (a day misremembered by one: "on June 14th" of a conversation held on the 13th).
     """
 
     text: str
@@ -79,21 +82,40 @@ class TimeExpression:
     hours: tuple[int, int] | None = None
     before_latest_session: bool = False
     alternative_intervals: list[tuple[datetime, datetime]] | None = None
+    nearby_intervals: list[tuple[datetime, datetime]] | None = None
     weekday: str | None = None
     unresolved: str | None = None
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if v not in (None, False)}
-        for key in ("intervals", "alternative_intervals"):
+        for key in ("intervals", "alternative_intervals", "nearby_intervals"):
             if d.get(key):
                 d[key] = [[a.isoformat(), b.isoformat()] for a, b in d[key]]
         return d
 
 
+FULL_MONTHS = [max((m for m in MONTHS if MONTHS[m] == n), key=len) for n in range(1, 13)]
+# A word beside a day number ("Janurary 17th", "the 3rd of Febuary"), to check for a misspelt month.
+_BESIDE_DAY = re.compile(r"\b([a-z]{4,})(?=\s+\d{1,2}(?:st|nd|rd|th)?\b)"
+                         r"|(?<=\d)((?:st|nd|rd|th)?\s+(?:of\s+)?)([a-z]{4,})\b")
+
+
+def _month_spelling(word: str) -> str:
+    """``word`` if it is a month or not close to one; else the month it misspells ("janurary", "febuary"). A word
+    that starts with a month's name ("augusta") is left alone."""
+    if word in MONTHS or any(word.startswith(m) for m in FULL_MONTHS):
+        return word
+    close = difflib.get_close_matches(word, FULL_MONTHS, n=1, cutoff=0.85)
+    return close[0] if close else word
+
+
 def normalise(text: str) -> str:
-    """Lower case, number words as digits, typographic quotes and dashes folded."""
+    """Lower case, number words as digits, typographic quotes and dashes folded, and a misspelt month beside a
+    day number corrected."""
     text = text.replace("’", "'").replace("—", " - ").replace("–", " - ")
-    return words_to_digits(text.lower())
+    text = words_to_digits(text.lower())
+    return _BESIDE_DAY.sub(lambda m: _month_spelling(m.group(1)) if m.group(1)
+                           else m.group(2) + _month_spelling(m.group(3)), text)
 
 
 def _n(token: str) -> int:
@@ -130,6 +152,11 @@ class TimeResolver:
 
     def days(self, first: date, last: date) -> list[tuple[datetime, datetime]]:
         return [(self.day_start(first), self.day_start(last + timedelta(days=1)))]
+
+    def nearby(self, d: date) -> list[tuple[datetime, datetime]]:
+        """The day before and the day after ``d``."""
+        return self.days(d - timedelta(days=1), d - timedelta(days=1)) + self.days(d + timedelta(days=1),
+                                                                                 d + timedelta(days=1))
 
     def month(self, year: int, month: int) -> list[tuple[datetime, datetime]]:
         ny, nm = _add_months(year, month, 1)
@@ -261,7 +288,9 @@ class TimeResolver:
         d = self.parse_date(m.group("d"))
         if d is None:
             return self._expr("date", unresolved=f"could not read the date {m.group('d')!r}")
-        return self._with_prep(m.group("prep"), "date", self.days(d, d))
+        if m.group("prep"):
+            return self._with_prep(m.group("prep"), "date", self.days(d, d))
+        return self._expr("date", intervals=self.days(d, d), nearby_intervals=self.nearby(d))
 
     def _response_ids(self, m: re.Match) -> TimeExpression:
         a = int(m.group(1))
@@ -316,7 +345,8 @@ class TimeResolver:
     def _days_ago(self, n: int) -> TimeExpression:
         d = self.today - timedelta(days=n)
         elapsed = [(self.now - timedelta(days=n + 1), self.now - timedelta(days=n))]
-        return self._expr("relative_day", intervals=self.days(d, d), alternative_intervals=elapsed)
+        return self._expr("relative_day", intervals=self.days(d, d), alternative_intervals=elapsed,
+                          nearby_intervals=self.nearby(d))
 
     def _last_n_days(self, m: re.Match) -> TimeExpression:
         n = int(m.group(1) or 1)

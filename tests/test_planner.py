@@ -66,6 +66,23 @@ def test_rule_plans_select_the_right_sessions(frame, question, expected):
     assert sessions(execution) == expected
 
 
+@pytest.mark.parametrize("question, expected, option", [
+    ("What did we discuss on October 13th?", [2], None),  # the day itself
+    ("What did we discuss on October 14th?", [2], 2),  # no rows that day: the days either side
+    ("What did we discuss on October 12th?", [2], 2),
+    ("What did we discuss on October 16th?", [], None),  # none either side: nothing, not a guess further off
+    ("What did we discuss before October 14th?", [1, 2], None),  # a bound is not a named day
+    ("What did we discuss 9 days ago?", [2], None),  # the calendar day (13th) has rows
+    ("What did we discuss 8 days ago?", [2], 3),  # 14th empty, 8 x 24 h before now too: the 13th beside it
+])
+def test_a_named_day_without_rows_falls_back_to_the_days_beside_it(frame, question, expected, option):
+    _, execution = run(frame, question)
+    assert sessions(execution) == expected
+    used = [t for t in execution.trace if t.startswith("first_nonempty: option")]
+    assert used == ([f"first_nonempty: option {option} used, the earlier ones left no rows"] if option else [])
+    assert any("none of the 2 options" in t for t in execution.trace) == (expected == [])
+
+
 def test_now_hides_later_rows(frame):
     now = datetime(2023, 10, 21, 12, tzinfo=UTC)
     _, execution = run(frame, "What did we talk about last discussion?", now)

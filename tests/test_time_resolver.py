@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from retrieval.number_words import words_to_digits
-from retrieval.time_resolver import TimeResolver
+from retrieval.time_resolver import TimeResolver, normalise
 
 UTC = ZoneInfo("UTC")
 NOW = datetime(2023, 10, 22, 11, 17, tzinfo=UTC)  # a Sunday
@@ -57,6 +57,30 @@ def test_number_words(text, expected):
 ])
 def test_calendar_expressions(text, expected):
     assert days(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("What did Kylie suggest on Janurary 17th?", "what did kylie suggest on january 17th?"),
+    ("on the 3rd of Febuary, 2023", "on the 3rd of february, 2023"),
+    ("Ocotber 5", "october 5"),
+    ("in session 3", "in session 3"),  # not close to a month
+    ("a trip to Augusta 3 times", "a trip to augusta 3 times"),  # starts with a month's name: a word of its own
+    ("the Janurary sales", "the janurary sales"),  # no day number beside it
+])
+def test_misspelt_month_beside_a_day_is_corrected(text, expected):
+    assert normalise(text) == expected
+
+
+def test_misspelt_month_resolves_to_its_day():
+    assert days("What did we discuss on Febuary 21st?") == [("2023-02-21", "2023-02-22")]
+
+
+def test_a_named_day_carries_the_days_beside_it_and_a_bound_does_not():
+    (on,) = resolved("What did we discuss on May 8th?")
+    assert [(a.date().isoformat(), b.date().isoformat()) for a, b in on.nearby_intervals] == [
+        ("2023-05-07", "2023-05-08"), ("2023-05-09", "2023-05-10")]
+    (before,) = resolved("What did we discuss before May 8th?")
+    assert before.nearby_intervals is None
 
 
 def test_earlier_this_morning_is_today_before_the_latest_session_with_soft_hours():
