@@ -41,7 +41,7 @@ def time_aware_ranking(memory: TemporalMemory, question: str, k: int, hybrid: bo
     table = memory.table
     plan = memory.planner.plan(question, table.end.to_pydatetime(), memory.speakers)
     ops = [op for op in plan.ops if op["op"] != "rank"]
-    timed = any(op["op"] in ("between", "nth") for op in ops)
+    timed = any(op["op"] in ("between", "nth", "first_nonempty") for op in ops)
     rows = execute(ops, table.frame).rows if timed else table.frame
     if rows.empty:
         rows, timed = table.frame, False

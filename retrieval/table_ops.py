@@ -11,9 +11,9 @@ A plan is a short list of operations applied in order to the rows of a conversat
 - ``{"op": "order", "by": "timestamp", "ascending": false}`` and ``{"op": "head", "n": 5}``.
 - ``{"op": "count", "by": "month"}``: rows per group (kept aside; rows unchanged).
 - ``{"op": "first_nonempty", "options": [[op, ...], ...]}``: the first of several readings (each a list of
-  filter ops) that keeps any rows ("3 days ago" as a calendar day, else as 72 to 96 hours before now). Inside
-  an option, ``{"op": "widen", "group": "session"}`` brings back every row (of the option's input) of each
-  session that still has one.
+  filter ops) that keeps any rows ("3 days ago" as a calendar day, else as 72 to 96 hours before now, else the
+  days beside that day); when none does, the trace says so. Inside an option, ``{"op": "widen", "group":
+  "session"}`` brings back every row (of the option's input) of each session that still has one.
 - ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first;
   ``"prefer": {"column": "speaker", "value": "John"}`` gives the matching rows a small prior in the ranking;
   ``"margin": m`` keeps, of those k, only the rows scored within m of the best (in the ranker's units).
