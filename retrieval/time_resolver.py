@@ -155,8 +155,8 @@ class TimeResolver:
 
     def nearby(self, d: date) -> list[tuple[datetime, datetime]]:
         """The day before and the day after ``d``."""
-        return self.days(d - timedelta(days=1), d - timedelta(days=1)) + self.days(d + timedelta(days=1),
-                                                                                 d + timedelta(days=1))
+        before, after = d - timedelta(days=1), d + timedelta(days=1)
+        return self.days(before, before) + self.days(after, after)
 
     def month(self, year: int, month: int) -> list[tuple[datetime, datetime]]:
         ny, nm = _add_months(year, month, 1)
