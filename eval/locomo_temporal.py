@@ -40,9 +40,8 @@ def time_aware_ranking(memory: TemporalMemory, question: str, k: int, hybrid: bo
     both text views, with the plan's speaker prior)."""
     table = memory.table
     plan = memory.planner.plan(question, table.end.to_pydatetime(), memory.speakers)
-    ops = [op for op in plan.ops if op["op"] != "rank"]
-    timed = any(op["op"] in ("between", "nth", "first_nonempty") for op in ops)
-    rows = execute(ops, table.frame).rows if timed else table.frame
+    timed = any("unresolved" not in e for e in plan.expressions)  # the plan resolved a time reference
+    rows = execute([op for op in plan.ops if op["op"] != "rank"], table.frame).rows if timed else table.frame
     if rows.empty:
         rows, timed = table.frame, False
     if not hybrid:

@@ -72,6 +72,11 @@ def question_sentence(norm: str) -> tuple[int, int]:
     return (asking or bounds)[-1]
 
 
+def name_words(speaker: str) -> list[str]:
+    """The lower-case words of a participant's name that a question may use for them ("Ann Lee": ann, lee)."""
+    return [w for w in re.findall(r"[a-z]+", speaker.lower()) if len(w) > 1]
+
+
 def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = ()) -> str | None:
     """The asking sentence without its time expressions and the participants' names, or None when it names
     no content.
@@ -86,7 +91,7 @@ def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Se
     for e in expressions:
         for i in range(max(e.span[0], start), min(e.span[1], end)):
             chars[i - start] = " "
-    names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower()) if len(w) > 1}
+    names = {w for s in speakers for w in name_words(s)}
     text = "".join(chars)
     if names:
         text = re.sub(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")(?:'s)?\b", " ", text)
@@ -112,7 +117,7 @@ def named_speaker(norm: str, speakers: Sequence[str]) -> str | None:
     sentence = norm[start:end]
     found = []
     for s in speakers:
-        names = [w for w in re.findall(r"[a-z]+", s.lower()) if len(w) > 1]
+        names = name_words(s)
         m = re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", sentence) if names else None
         if m:
             found.append((m.start(), m.end(), s))

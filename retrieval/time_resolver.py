@@ -109,6 +109,7 @@ def _month_spelling(word: str) -> str:
     return close[0] if close else word
 
 
+@lru_cache(maxsize=4096)  # the planner and the resolver both normalise each question
 def normalise(text: str) -> str:
     """Lower case, number words as digits, typographic quotes and dashes folded, and a misspelt month beside a
     day number corrected."""
