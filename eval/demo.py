@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
            "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
            "--output", str(RUNS / "eval_state_tracking.json")], RUNS / "eval_state_tracking.json", a.force)
     stage("answer three turns of a test conversation (history, table, top cells, answer)",
-          [py, "-m", "retrieval.chat", "--dtr", str(dtr), "--tracker", str(tracker), "--llm", a.llm,
+          [py, "-m", "retrieval.ctbls.chat", "--dtr", str(dtr), "--tracker", str(tracker), "--llm", a.llm,
            *ottqa_files, "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
            "--show-turns", "3"], None, a.force)
     stage("score responses on 5 test conversations: no / top-1 / top-3 knowledge x BM25 / DTR / gold tables",
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
           [py, "-m", "eval.locomo_temporal", "--data", str(data / "locomo" / "locomo_open.json"),
            "--output", str(RUNS / "eval_locomo_temporal.json")], RUNS / "eval_locomo_temporal.json", a.force)
     stage("a temporal-trend question, with its plot and report",
-          [py, "-m", "retrieval.trends", "ask", "--docs",
+          [py, "-m", "retrieval.trends.analysis", "ask", "--docs",
            str(data / "zyphra_temporal" / "ConversationData" / "26.json"),
            "How often did we talk about painting, session by session?", "--llm", "none",
            "--out", str(RUNS / "trends_painting")], RUNS / "trends_painting" / "report.md", a.force)

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from retrieval.jsonio import DataError, read_json, run_cli  # noqa: F401  (the evaluation commands import run_cli here)
+from retrieval.data.jsonio import DataError, read_json, run_cli  # noqa: F401  (the evaluation commands import run_cli here)
 
 
 def print_table(title: str, rows: dict[str, dict], columns: list[str]) -> None:

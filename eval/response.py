@@ -39,17 +39,17 @@ import numpy as np
 from rouge_score import rouge_scorer
 
 from eval.report import run_cli, write_json
-from retrieval.benchmark import BenchmarkReport, build_conversations
-from retrieval.bm25 import BM25Retriever
-from retrieval.embedding_cache import cached_document_embeddings
-from retrieval.index import DenseIndex
+from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, index_cells, response_messages
+from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
+from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
+from retrieval.ctbls.table_retriever import DenseTableRetriever
+from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.types import Conversation, Table
 from retrieval.llm import GenerationResult, LLMBackend, load_backend
-from retrieval.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
-from retrieval.pipeline import DEFAULT_MAX_NEW_TOKENS, index_cells, response_messages
-from retrieval.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
-from retrieval.state_tracker import CellStateTracker, dialogue_turns
-from retrieval.table_retriever import DenseTableRetriever
-from retrieval.types import Conversation, Table
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.dense_index import DenseIndex
+from retrieval.search.embedding_cache import cached_document_embeddings
 
 DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 TABLE_SETTINGS = ("bm25", "dtr", "gold")

@@ -16,16 +16,16 @@ import logging
 
 import torch
 
-from eval.metrics import ranking_metrics
 from eval.report import print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
-from retrieval.benchmark import BenchmarkReport, build_conversations
-from retrieval.bm25 import BM25Retriever
-from retrieval.embedding_cache import cached_document_embeddings
-from retrieval.fusion import reciprocal_rank_fusion
-from retrieval.index import DenseIndex
-from retrieval.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
-from retrieval.table_retriever import DenseTableRetriever, TableTextSettings
+from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
+from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.dense_index import DenseIndex
+from retrieval.search.embedding_cache import cached_document_embeddings
+from retrieval.search.fusion import reciprocal_rank_fusion
+from retrieval.search.metrics import ranking_metrics
 
 DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 logger = logging.getLogger(__name__)

@@ -29,18 +29,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from eval.metrics import ranking_metrics
 from eval.report import print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
-from retrieval.benchmark import BenchmarkReport, build_conversations
-from retrieval.bm25 import BM25Retriever
-from retrieval.embedding_cache import cached_document_embeddings
-from retrieval.fusion import reciprocal_rank_fusion
-from retrieval.hybridialogue import load_hybridialogue
-from retrieval.index import DenseIndex
-from retrieval.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
-from retrieval.state_tracker import CellStateTracker, dialogue_turns
-from retrieval.table_retriever import DenseTableRetriever
+from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
+from retrieval.ctbls.table_retriever import DenseTableRetriever
+from retrieval.data.hybridialogue import load_hybridialogue
+from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.dense_index import DenseIndex
+from retrieval.search.embedding_cache import cached_document_embeddings
+from retrieval.search.fusion import reciprocal_rank_fusion
+from retrieval.search.metrics import ranking_metrics
 
 DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 COLUMNS = ["mrr@10", "top1", "top3", "top10"]

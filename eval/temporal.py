@@ -34,16 +34,16 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from eval.metrics import f_beta, precision, recall
 from eval.report import read_reports, require_disjoint
-from retrieval.conversation_log import read_zyphra_log
-from retrieval.conversation_table import ConversationTable
-from retrieval.jsonio import DataError
-from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
-from retrieval.query_rewrite import LLMRewriter, context_query
-from retrieval.table_ops import execute
-from retrieval.temporal_dataset import TemporalQuestion, log_paths, read_questions
-from retrieval.temporal_memory import TemporalMemory, load_encoder
+from retrieval.data.conversation_log import read_zyphra_log
+from retrieval.data.jsonio import DataError
+from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
+from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
+from retrieval.memory.query_rewrite import LLMRewriter, context_query
+from retrieval.memory.table_ops import execute
+from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.search.metrics import f_beta, precision, recall
 
 logger = logging.getLogger("eval.temporal")
 HANDLINGS = {"original": "none", "context": "context", "rewrite": "carry"}

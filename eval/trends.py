@@ -37,11 +37,12 @@ import numpy as np
 import pandas as pd
 
 from eval.planted_topics import CALIBRATION_FRAMES, PATTERNS, TEST_FRAMES, TOPICS, pattern_rate, topic_sentence
-from retrieval.conversation_log import Utterance, load_log
-from retrieval.conversation_table import ConversationTable, utterance_frame
-from retrieval.embedding_cache import cached_document_embeddings
-from retrieval.index import DenseIndex
-from retrieval.relevance import (
+from retrieval.data.conversation_log import Utterance, load_log
+from retrieval.memory.conversation_table import ConversationTable, utterance_frame
+from retrieval.search.dense_index import DenseIndex
+from retrieval.search.embedding_cache import cached_document_embeddings
+from retrieval.trends.analysis import PERIOD_COLUMN, enumerate_periods, topic_scores
+from retrieval.trends.relevance import (
     binary_search_boundary,
     confirm_stratified,
     inversion_rate,
@@ -50,7 +51,6 @@ from retrieval.relevance import (
     null_threshold,
     reference_threshold,
 )
-from retrieval.trends import PERIOD_COLUMN, enumerate_periods, topic_scores
 
 DEFAULT_LOGS = ("28", "41", "42", "43", "44", "45", "47", "48")
 NULL_ALPHAS = (0.01, 0.001, 0.05)
@@ -292,10 +292,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="write the results as JSON here")
     parser.add_argument("--export-docs", help="also write the first log, planted, as a CSV of documents (a demo input "
-                        "for python -m retrieval.trends; its 'truth' column holds the planted label)")
+                        "for python -m retrieval.trends.analysis; its 'truth' column holds the planted label)")
     args = parser.parse_args(argv)
 
-    from retrieval.temporal_memory import load_encoder
+    from retrieval.memory.temporal_memory import load_encoder
 
     encoder = load_encoder(args.encoder)
     folder = Path(args.data) / "zyphra_temporal" / "ConversationData"

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from models.dual_encoder import DualEncoder
-from retrieval.benchmark import table_split
-from retrieval.cell_text import CellTextSettings
+from retrieval.ctbls.cell_text import CellTextSettings
+from retrieval.data.ottqa_conversations import table_split
 from retrieval.llm import GenerationResult
 
 # Three tables with disjoint vocabularies, so BM25 finds each from its first question.

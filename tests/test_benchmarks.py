@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from eval import bench_index
-from eval.bench_temporal_scale import synthetic_log
-from eval.benchmarking import interleaved, print_table, summary_ms
-from eval.real_embeddings import synthetic_like
-from retrieval.conversation_log import Utterance
-from retrieval.conversation_table import utterance_frame
+from benchmarks import index as bench_index
+from benchmarks.common import interleaved, print_table, summary_ms
+from benchmarks.real_embeddings import synthetic_like
+from benchmarks.temporal_scale import synthetic_log
+from retrieval.data.conversation_log import Utterance
+from retrieval.memory.conversation_table import utterance_frame
 
 
 def unit(rng, n, d=16):

@@ -4,8 +4,8 @@ import pytest
 from transformers import AutoTokenizer
 
 from models.packaged import default_encoder_path
-from retrieval.cell_text import CellTextSettings, cell_text, history_text, left_truncator, table_cells
-from retrieval.types import Cell, Table
+from retrieval.ctbls.cell_text import CellTextSettings, cell_text, history_text, left_truncator, table_cells
+from retrieval.data.types import Cell, Table
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from retrieval.conversation_log import assign_sessions, load_log, read_jsonl_log, read_locomo, read_zyphra_log
-from retrieval.conversation_table import COLUMNS, ConversationTable, turn_texts
-from retrieval.jsonio import DataError
-from retrieval.temporal_memory import RRF_K, TemporalMemory, main
+from retrieval.data.conversation_log import assign_sessions, load_log, read_jsonl_log, read_locomo, read_zyphra_log
+from retrieval.data.jsonio import DataError
+from retrieval.memory.conversation_table import COLUMNS, ConversationTable, turn_texts
+from retrieval.memory.temporal_memory import RRF_K, TemporalMemory, main
 
 ZYPHRA = {
     "speaker_a": "Ann", "speaker_b": "Bob",

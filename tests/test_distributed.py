@@ -130,7 +130,7 @@ def test_gathered_loss_is_not_the_local_loss(two_process_results):
 # ---- end to end: accelerate launch with two CPU processes ---------------------------------------------
 
 def _tiny_data(root: Path) -> Path:
-    from retrieval.benchmark import table_split
+    from retrieval.data.ottqa_conversations import table_split
 
     (root / "ottqa").mkdir(parents=True)
     tables, questions, i = [], [], 0

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from eval import locomo_temporal, temporal
-from retrieval.conversation_log import read_zyphra_log
-from retrieval.conversation_table import utterance_frame
-from retrieval.jsonio import DataError
-from retrieval.planner import RulePlanner
-from retrieval.table_ops import execute
-from retrieval.temporal_dataset import read_questions
+from retrieval.data.conversation_log import read_zyphra_log
+from retrieval.data.jsonio import DataError
+from retrieval.data.zyphra_temporal import read_questions
+from retrieval.memory.conversation_table import utterance_frame
+from retrieval.memory.planner import RulePlanner
+from retrieval.memory.table_ops import execute
 from tests.test_conversation_table import ZYPHRA
 
 

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from retrieval.bm25 import BM25Retriever
-from retrieval.fusion import reciprocal_rank_fusion
-from retrieval.index import DenseIndex, EncoderMismatchError
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
+from retrieval.search.fusion import reciprocal_rank_fusion
 
 
 def unit(rng, n, d=16):

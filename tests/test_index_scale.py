@@ -8,7 +8,7 @@ import faiss
 import numpy as np
 import pytest
 
-from retrieval.index import DenseIndex
+from retrieval.search.dense_index import DenseIndex
 
 
 def unit(rng, n, d=16):
@@ -53,7 +53,7 @@ def test_gpu_option_falls_back_to_cpu_without_a_gpu(tmp_path, caplog):
         pytest.skip("a GPU is visible: test_gpu_index_matches_cpu covers it")
     rng = np.random.default_rng(2)
     docs = unit(rng, 50)
-    with caplog.at_level(logging.WARNING, logger="retrieval.index"):
+    with caplog.at_level(logging.WARNING, logger="retrieval.search.dense_index"):
         index = DenseIndex.build(docs, list(range(50)), gpu=True)
     assert not index.on_gpu and "no GPU" in caplog.text
     assert index.search(docs[3], 1)[0][0][0] == 3

@@ -1,4 +1,4 @@
-from eval.metrics import f_beta, hit_at_k, precision, ranking_metrics, recall, reciprocal_rank
+from retrieval.search.metrics import f_beta, hit_at_k, precision, ranking_metrics, recall, reciprocal_rank
 
 
 def test_reciprocal_rank_and_hits():

@@ -5,9 +5,9 @@ import json
 import pytest
 from ctbls_fixtures import FakeLLM, write_checkpoints, write_tiny_ottqa
 
-from retrieval import chat
-from retrieval.ottqa import load_passages, load_tables
-from retrieval.pipeline import CTBLSPipeline, conversation_query
+from retrieval.ctbls import chat
+from retrieval.ctbls.pipeline import CTBLSPipeline, conversation_query
+from retrieval.data.ottqa import load_passages, load_tables
 
 
 @pytest.fixture(scope="module")

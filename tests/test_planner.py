@@ -8,13 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from retrieval.conversation_log import Utterance
-from retrieval.conversation_table import utterance_frame
+from retrieval.data.conversation_log import Utterance
 from retrieval.llm import GenerationResult
-from retrieval.planner import LLMPlanner, PlannerConfig, RulePlanner, content_query, named_speaker, parse_margin
-from retrieval.query_rewrite import LLMRewriter, carry_time_reference, context_query
-from retrieval.table_ops import execute, validate_ops
-from retrieval.time_resolver import TimeResolver, normalise
+from retrieval.memory.conversation_table import utterance_frame
+from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, content_query, named_speaker, parse_margin
+from retrieval.memory.query_rewrite import LLMRewriter, carry_time_reference, context_query
+from retrieval.memory.table_ops import execute, validate_ops
+from retrieval.memory.time_resolver import TimeResolver, normalise
 
 UTC = ZoneInfo("UTC")
 # Five sessions: Fri 6 Oct, Fri 13 Oct, Fri 20 Oct, and two on Sun 22 Oct (09:55 and 10:55).

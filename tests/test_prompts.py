@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.prompts import (
+from retrieval.ctbls.prompts import (
     RESPONSE_SYSTEM_PROMPT,
     build_response_messages,
     build_response_prompt,

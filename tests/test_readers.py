@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.benchmark import BenchmarkReport, build_conversations, table_split
-from retrieval.hybridialogue import load_hybridialogue
-from retrieval.jsonio import DataError
-from retrieval.linearize import table_text
-from retrieval.ottqa import load_passages, load_questions, load_tables, parse_table
+from retrieval.ctbls.table_text import table_text
+from retrieval.data.hybridialogue import load_hybridialogue
+from retrieval.data.jsonio import DataError
+from retrieval.data.ottqa import load_passages, load_questions, load_tables, parse_table
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, table_split
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -6,10 +6,10 @@ import pytest
 from ctbls_fixtures import FakeLLM, write_checkpoints, write_tiny_ottqa
 
 from eval import response
-from retrieval.benchmark import build_conversations
-from retrieval.ottqa import load_passages, load_questions, load_tables
-from retrieval.state_tracker import CellStateTracker
-from retrieval.table_retriever import DenseTableRetriever
+from retrieval.ctbls.state_tracker import CellStateTracker
+from retrieval.ctbls.table_retriever import DenseTableRetriever
+from retrieval.data.ottqa import load_passages, load_questions, load_tables
+from retrieval.data.ottqa_conversations import build_conversations
 
 
 @pytest.fixture(scope="module")

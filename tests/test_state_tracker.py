@@ -10,10 +10,10 @@ from ctbls_fixtures import split_uids
 
 from eval import state_tracking
 from models.dual_encoder import DualEncoder
-from retrieval.cell_text import CellTextSettings
-from retrieval.state_tracker import CellStateTracker
-from retrieval.synthetic import pseudo_cell_queries
-from retrieval.types import Cell, Table
+from retrieval.ctbls.cell_text import CellTextSettings
+from retrieval.ctbls.state_tracker import CellStateTracker
+from retrieval.data.synthetic import pseudo_cell_queries
+from retrieval.data.types import Cell, Table
 from train import state_tracker as train_st
 
 FIXTURES = Path(__file__).parent / "fixtures"

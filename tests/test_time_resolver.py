@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from retrieval.number_words import words_to_digits
-from retrieval.time_resolver import TimeResolver, normalise
+from retrieval.memory.number_words import words_to_digits
+from retrieval.memory.time_resolver import TimeResolver, normalise
 
 UTC = ZoneInfo("UTC")
 NOW = datetime(2023, 10, 22, 11, 17, tzinfo=UTC)  # a Sunday

@@ -10,7 +10,7 @@ from accelerate.state import AcceleratorState
 from ctbls_fixtures import split_uids
 from safetensors.torch import load_file
 
-from retrieval.table_retriever import DenseTableRetriever
+from retrieval.ctbls.table_retriever import DenseTableRetriever
 from train import dtr
 
 
@@ -86,8 +86,8 @@ def test_config_overrides_are_typed(tmp_path):
 
 def test_hard_negatives_are_mined_and_collated(tiny_backbone, tiny_ottqa, tmp_path):
     from models.dual_encoder import DualEncoder
-    from retrieval.linearize import table_text
-    from retrieval.ottqa import load_tables
+    from retrieval.ctbls.table_text import table_text
+    from retrieval.data.ottqa import load_tables
     from train.data import PairCollator
 
     args = dtr.DTRArguments(data_dir=str(tiny_ottqa), hard_negatives=2)

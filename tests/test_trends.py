@@ -13,20 +13,10 @@ import numpy as np
 import pytest
 
 from eval.trends import count_metrics, plant_topics
-from retrieval.conversation_log import Utterance
+from retrieval.data.conversation_log import Utterance
 from retrieval.llm import GenerationResult
-from retrieval.relevance import (
-    binary_search_boundary,
-    confirm_stratified,
-    inversion_rate,
-    labelled_threshold,
-    null_threshold,
-    parse_yes_no,
-    reference_threshold,
-)
-from retrieval.time_resolver import normalise
-from retrieval.trend_report import write_trend_outputs
-from retrieval.trends import (
+from retrieval.memory.time_resolver import normalise
+from retrieval.trends.analysis import (
     TrendConfig,
     analyse_trend,
     enumerate_periods,
@@ -35,6 +25,16 @@ from retrieval.trends import (
     parse_trend_question,
     period_from_question,
 )
+from retrieval.trends.relevance import (
+    binary_search_boundary,
+    confirm_stratified,
+    inversion_rate,
+    labelled_threshold,
+    null_threshold,
+    parse_yes_no,
+    reference_threshold,
+)
+from retrieval.trends.report import write_trend_outputs
 
 UTC = timezone.utc
 
@@ -252,7 +252,7 @@ def test_llm_report_citations_are_checked(docs_file, tmp_path):
 
 
 def test_direction_conflict():
-    from retrieval.trend_report import direction_conflict
+    from retrieval.trends.report import direction_conflict
 
     assert direction_conflict("Interest is growing fast.", "falling") is not None
     assert direction_conflict("It rose, then fell.", "falling") is None
@@ -269,7 +269,7 @@ def test_llm_confirmation_uses_the_judge(docs_file):
 
 # ---- command line and evaluation ------------------------------------------------------------------------------
 def test_command_line_end_to_end(docs_file, tmp_path, tiny_backbone):
-    from retrieval.trends import main
+    from retrieval.trends.analysis import main
 
     out = tmp_path / "run"
     rc = main(["ask", "--docs", str(docs_file), "Is talk about electric cars growing?", "--period", "month",

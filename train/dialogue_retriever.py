@@ -25,14 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eval.metrics import ranking_metrics  # noqa: E402
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss  # noqa: E402
-from retrieval.bm25 import BM25Retriever  # noqa: E402
-from retrieval.conversation_table import ConversationTable, turn_texts  # noqa: E402
-from retrieval.jsonio import DataError, run_cli  # noqa: E402
-from retrieval.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
-from retrieval.temporal_memory import TemporalMemory  # noqa: E402
+from retrieval.data.jsonio import DataError, run_cli  # noqa: E402
+from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
+from retrieval.memory.conversation_table import ConversationTable, turn_texts  # noqa: E402
+from retrieval.memory.temporal_memory import TemporalMemory  # noqa: E402
+from retrieval.search.bm25 import BM25Retriever  # noqa: E402
+from retrieval.search.metrics import ranking_metrics  # noqa: E402
 from train.args import TrainingArguments, parse_args  # noqa: E402
 from train.data import PairCollator, cap  # noqa: E402
 from train.loop import make_accelerator, train  # noqa: E402

@@ -21,15 +21,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eval.metrics import ranking_metrics  # noqa: E402
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss  # noqa: E402
-from retrieval.benchmark import table_split  # noqa: E402
-from retrieval.bm25 import BM25Retriever  # noqa: E402
-from retrieval.jsonio import run_cli  # noqa: E402
-from retrieval.ottqa import load_questions, load_tables  # noqa: E402
-from retrieval.synthetic import pseudo_queries  # noqa: E402
-from retrieval.table_retriever import DenseTableRetriever, TableTextSettings  # noqa: E402
+from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings  # noqa: E402
+from retrieval.data.jsonio import run_cli  # noqa: E402
+from retrieval.data.ottqa import load_questions, load_tables  # noqa: E402
+from retrieval.data.ottqa_conversations import table_split  # noqa: E402
+from retrieval.data.synthetic import pseudo_queries  # noqa: E402
+from retrieval.search.bm25 import BM25Retriever  # noqa: E402
+from retrieval.search.metrics import ranking_metrics  # noqa: E402
 from train.args import TrainingArguments, parse_args  # noqa: E402
 from train.data import PairCollator, cap  # noqa: E402
 from train.loop import make_accelerator, train  # noqa: E402

@@ -7,7 +7,7 @@
 Examples: every turn of the train split's OTT-QA conversations with an answer cell gives
 (history + query, answer cell, K other cells of the same table); see train/triplets.py.
 With --synthetic_per_table N, N pseudo-query turns per train table join them
-(retrieval/synthetic.py: other cells of the row, the column header, a span of the linked page).
+(retrieval/data/synthetic.py: other cells of the row, the column header, a span of the linked page).
 Loss: the paper's triplet margin loss (L2 distance) over the K negatives, or the DTR's
 in-batch contrastive loss with the K negatives added to the batch's documents.
 Validation: MRR@10 of the val split's turns over their own (gold) table's cells.
@@ -25,16 +25,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from eval.metrics import ranking_metrics  # noqa: E402
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss, triplet_margin_loss  # noqa: E402
-from retrieval.benchmark import build_conversations  # noqa: E402
-from retrieval.cell_text import CellTextSettings  # noqa: E402
-from retrieval.jsonio import run_cli  # noqa: E402
-from retrieval.ottqa import load_passages, load_questions, load_tables  # noqa: E402
-from retrieval.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
-from retrieval.synthetic import pseudo_cell_queries  # noqa: E402
-from retrieval.types import Conversation, Turn  # noqa: E402
+from retrieval.ctbls.cell_text import CellTextSettings  # noqa: E402
+from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
+from retrieval.data.jsonio import run_cli  # noqa: E402
+from retrieval.data.ottqa import load_passages, load_questions, load_tables  # noqa: E402
+from retrieval.data.ottqa_conversations import build_conversations  # noqa: E402
+from retrieval.data.synthetic import pseudo_cell_queries  # noqa: E402
+from retrieval.data.types import Conversation, Turn  # noqa: E402
+from retrieval.search.metrics import ranking_metrics  # noqa: E402
 from train.args import TrainingArguments, parse_args  # noqa: E402
 from train.data import cap  # noqa: E402
 from train.loop import make_accelerator, train  # noqa: E402

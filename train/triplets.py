@@ -16,11 +16,11 @@ import numpy as np
 import torch
 
 from models.dual_encoder import DualEncoder
-from retrieval.bm25 import BM25Retriever
-from retrieval.cell_text import CellId
-from retrieval.index import DenseIndex
-from retrieval.state_tracker import CellStateTracker, dialogue_turns
-from retrieval.types import Conversation, Table
+from retrieval.ctbls.cell_text import CellId
+from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
+from retrieval.data.types import Conversation, Table
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.dense_index import DenseIndex
 
 MINERS = ("bm25", "model", "none")
 
@@ -39,7 +39,7 @@ def mine_hard(miner: str, tracker: CellStateTracker, anchors: list[str], table_u
         bm25 = BM25Retriever(texts, ids)
         return [[i for i, _ in bm25.search([a], k, subset=subsets[u])[0]] for a, u in zip(anchors, table_uids)]
     if miner == "model":
-        from retrieval.embedding_cache import cached_document_embeddings
+        from retrieval.search.embedding_cache import cached_document_embeddings
 
         enc = tracker.encoder
         index = DenseIndex.build(cached_document_embeddings(enc, texts, cache_dir, show_progress_bar=False), ids)

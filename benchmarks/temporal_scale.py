@@ -1,0 +1,229 @@
+"""Temporal queries at scale: plan + filter + rank latency (median, p95) and memory of large conversation tables.
+
+    python -m benchmarks.temporal_scale --output runs/bench/temporal_scale.json            # 100k and 1M rows
+    python -m benchmarks.temporal_scale --rows 1000000 --questions 100 --years 10
+
+The table: the nine Zyphra logs' sessions (5,794 real utterances, their real embeddings) repeated
+in turn until it has ``--rows`` rows, the sessions spread evenly (with jitter) over ``--years`` of
+synthetic dates ending at the last real date, each keeping its real clock-time offsets. Questions:
+a seeded sample of Zyphra's test questions (time, time+content and ambiguous, with their earlier
+turns), asked at the end of the table. Each is timed in stages as ``TemporalMemory.ask`` runs them:
+rewrite + plan, the table operations (filters), and the dense ranking of the surviving rows (query
+encoding included). Beside it, measured in the same run: the same questions on one real log, and
+semantic search alone (encode + flat search of the whole table, the paper's baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.common import (
+    DATA_DIR,
+    add_run_args,
+    command_line,
+    limit_threads,
+    load_average,
+    machine,
+    plot_path,
+    print_table,
+    pyplot,
+    rss_mb,
+    summary_ms,
+    write_report,
+)
+from benchmarks.real_embeddings import load_corpus
+from retrieval.data.conversation_log import Utterance
+from retrieval.data.zyphra_temporal import read_questions
+from retrieval.memory.conversation_table import ConversationTable, utterance_frame
+from retrieval.memory.planner import RulePlanner
+from retrieval.memory.table_ops import execute
+from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.search.dense_index import DenseIndex
+
+
+def synthetic_log(logs: dict[str, list[Utterance]], embeddings: dict[str, np.ndarray], rows: int, years: float,
+                  seed: int = 0) -> tuple[list[Utterance], np.ndarray]:
+    """``rows`` utterances: the logs' sessions in turn, spread over ``years`` ending at the last real time."""
+    rng = np.random.default_rng(seed)
+    sessions = []  # (utterances, embedding rows) of every real session, in log order
+    for log, us in logs.items():
+        by_session: dict[int, list[int]] = {}
+        for i, u in enumerate(us):
+            by_session.setdefault(u.session, []).append(i)
+        sessions += [([us[i] for i in idx], embeddings[log][idx]) for idx in by_session.values()]
+    end = max(u.timestamp for us in logs.values() for u in us)
+    start = end - timedelta(days=365.25 * years)
+    chosen, total = [], 0
+    while total < rows:
+        s = sessions[len(chosen) % len(sessions)]
+        chosen.append(s)
+        total += len(s[0])
+    span = (end - start).total_seconds()
+    starts = np.sort(rng.uniform(0, span, len(chosen)))
+    out, emb = [], []
+    for n, ((us, e), offset) in enumerate(zip(chosen, starts)):
+        first, base = us[0].timestamp, start + timedelta(seconds=float(offset))
+        keep = min(len(us), rows - len(out))
+        for u in us[:keep]:
+            delta = min(u.timestamp - first, timedelta(hours=6))  # real turn spacing, sessions kept short
+            out.append(Utterance(len(out), n + 1, u.speaker, base + delta, u.text))
+        emb.append(e[:keep])
+    return out, np.concatenate(emb)
+
+
+def build_table(utterances: list[Utterance], embeddings: np.ndarray, encoder) -> tuple[ConversationTable, dict]:
+    gc.collect()
+    before, t0 = rss_mb(), time.perf_counter()
+    frame = utterance_frame(utterances)
+    t1 = time.perf_counter()
+    position = {u.response_idx: i for i, u in enumerate(utterances)}  # embeddings follow the utterance list
+    index = DenseIndex.build(embeddings[[position[r] for r in frame.index]], frame.index.tolist(),
+                             encoder_id=encoder.identity)
+    t2 = time.perf_counter()
+    table = ConversationTable(frame, index, encoder)
+    return table, {"frame_build_s": round(t1 - t0, 2), "index_build_s": round(t2 - t1, 2),
+                   "memory_mb": round(rss_mb() - before, 1)}
+
+
+def sample_questions(n: int, seed: int) -> list:
+    questions = read_questions(DATA_DIR / "zyphra_temporal")
+    by_kind: dict[str, list] = {}
+    for q in questions:
+        by_kind.setdefault(q.kind, []).append(q)
+    rng = random.Random(seed)
+    per = max(1, n // len(by_kind))
+    return [q for kind in sorted(by_kind) for q in rng.sample(by_kind[kind], min(per, len(by_kind[kind])))]
+
+
+def ask_in_stages(memory: TemporalMemory, q) -> dict[str, float]:
+    """``TemporalMemory.ask``'s steps, timed apart: rewrite + plan, filters, rank (query encoding included)."""
+    rank_s = [0.0]
+
+    def ranker(query, k, subset):
+        start = time.perf_counter()
+        try:
+            return memory._rank(query, k, subset)
+        finally:
+            rank_s[0] += time.perf_counter() - start
+
+    t0 = time.perf_counter()
+    now = memory.resolve_now(None)
+    rewritten = memory.rewrite_query(q.question, q.history, now, memory.rewrite)
+    plan = memory.planner.plan(rewritten.text if rewritten else q.question, now, memory.speakers)
+    t1 = time.perf_counter()
+    execution = execute(plan.ops, memory.table.frame, ranker=ranker)
+    t2 = time.perf_counter()
+    ranked = next((op for op in plan.ops if op["op"] == "rank"), None)
+    return {"plan": t1 - t0, "filter": t2 - t1 - rank_s[0], "rank": rank_s[0], "total": t2 - t0,
+            "rows": len(execution.rows), "ranked": ranked is not None}
+
+
+def semantic_only(table: ConversationTable, q, k: int = 10) -> float:
+    start = time.perf_counter()
+    table.index.search(table.encoder.encode_queries([q.question]), k, encoder_id=table.encoder.identity)
+    return time.perf_counter() - start
+
+
+def bench_table(name: str, table: ConversationTable, questions: list, build: dict) -> dict:
+    memory = TemporalMemory(table, RulePlanner())
+    memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser loads its data on first use
+    stages: dict[str, list[float]] = {"plan": [], "filter": [], "rank": [], "total": [], "semantic_only": []}
+    ranked_totals, per_question = [], []
+    for q in questions:  # the method and its baseline in turns, question by question
+        r = ask_in_stages(memory, q)
+        for key in ("plan", "filter", "rank", "total"):
+            stages[key].append(r[key])
+        if r["ranked"]:
+            ranked_totals.append(r["total"])
+        stages["semantic_only"].append(semantic_only(table, q))
+        per_question.append({"kind": q.kind, **{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()},
+                             "semantic_only": round(stages["semantic_only"][-1], 4)})
+    row = {"table": name, "rows": len(table), "sessions": int(table.frame["session"].nunique()), **build,
+           "questions": len(questions), "ranked": len(ranked_totals)}
+    for key, ts in stages.items():
+        s = summary_ms(ts)
+        row[f"{key}_median_ms"], row[f"{key}_p95_ms"] = s["median_ms"], s["p95_ms"]
+    if ranked_totals:  # questions that name content: query encoding and a subset search included
+        s = summary_ms(ranked_totals)
+        row["ranked_total_median_ms"], row["ranked_total_p95_ms"] = s["median_ms"], s["p95_ms"]
+    row["per_question"] = per_question
+    row["rss_mb"], row["load"] = round(rss_mb(), 1), load_average()[0]
+    print_table([{k: v for k, v in row.items() if k != "per_question"}])
+    return row
+
+
+def plot(rows: list[dict], path) -> None:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    x = np.arange(len(rows))
+    bottom = np.zeros(len(rows))
+    ax.bar(x, [r["total_median_ms"] for r in rows], 0.4, color="lightgray", label="plan + filter + rank (median)")
+    for key in ("plan", "filter"):
+        vals = np.array([r[f"{key}_median_ms"] for r in rows])
+        ax.bar(x, vals, 0.2, bottom=bottom, label=f"{key} (median)")
+        bottom += vals
+    ax.scatter(x, [r["total_p95_ms"] for r in rows], marker="_", s=400, color="k", label="plan + filter + rank p95")
+    ax.scatter(x, [r.get("ranked_total_median_ms", np.nan) for r in rows], marker="^", color="tab:green",
+               label="questions naming content (median)")
+    ax.scatter(x + 0.3, [r["semantic_only_median_ms"] for r in rows], marker="o", color="gray",
+               label="semantic only (median)")
+    ax.set_xticks(x, [f"{r['table']}\n{r['rows']:,} rows" for r in rows])
+    ax.set(ylabel="ms per question", title="Temporal question latency by table size")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.temporal_scale", description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--years", type=float, default=10.0)
+    parser.add_argument("--questions", type=int, default=60, help="sampled evenly over the three kinds")
+    parser.add_argument("--real-log", default="26", help="the one real log measured beside the large tables")
+    parser.add_argument("--plot")
+    add_run_args(parser)
+    args = parser.parse_args(argv)
+
+    limit_threads(args.threads)
+    encoder = load_encoder()
+    corpus = load_corpus(encoder)
+    questions = sample_questions(args.questions, args.seed)
+    report = {"command": command_line("benchmarks.temporal_scale", argv), "machine": machine(), "threads": args.threads,
+              "encoder": encoder.identity, "questions": len(questions),
+              "kinds": pd.Series([q.kind for q in questions]).value_counts().to_dict()}
+    rows = []
+    log = args.real_log
+    table, build = build_table(corpus["logs"][log], corpus["utterances"][log], encoder)
+    rows.append(bench_table(f"real log {log}", table, questions, build))
+    del table
+    for n in args.rows:
+        utterances, emb = synthetic_log(corpus["logs"], corpus["utterances"], n, args.years, args.seed)
+        table, build = build_table(utterances, emb, encoder)
+        del utterances
+        rows.append(bench_table(f"synthetic {args.years:g}y", table, questions, build))
+        del table
+        gc.collect()
+    report["tables"] = rows
+    report["load_average_end"] = load_average()
+    print_table(rows, ["table", "rows", "sessions", "frame_build_s", "index_build_s", "memory_mb", "plan_median_ms",
+                       "filter_median_ms", "total_median_ms", "total_p95_ms", "ranked_total_median_ms",
+                       "ranked_total_p95_ms", "semantic_only_median_ms", "load"],
+                title="== temporal questions by table size ==")
+    write_report(report, args.output)
+    path = plot_path(args.output, args.plot)
+    if path:
+        plot(rows, path)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""The cTBLS inference pipeline: table retrieval, coarse cell ranking, and an LLM answer from the top cells.
+
+    from retrieval.ctbls.pipeline import CTBLSPipeline
+    pipe = CTBLSPipeline.from_pretrained("runs/dtr", "runs/state_tracker", llm="smollm2")
+    a = pipe.answer([], "who scored the most goals for the 1998 club?")
+    a.answer, a.table_id, a.cells      # the answer, the table, [(cell id, text, score), ...]
+
+**Which table a turn uses.** cTBLS retrieves the table once, from the conversation's first query,
+and keeps it for every later turn. :meth:`CTBLSPipeline.answer` is stateless and follows the same
+rule: the table is the retriever's top table for the *first query of the conversation* (the first
+history turn's query, or the current query when the history is empty), so every turn of one
+conversation reaches the same table. Pass ``table_id`` to pin another table (a chat's ``/table``
+command, or gold tables in an evaluation).
+
+**Without an LLM** (``llm=None``) the answer is extractive: the top-ranked cell's value.
+An LLM failure (timeout, error, empty answer, after the backend's retries) never raises: the
+:class:`Answer` carries ``llm_ok=False``, the reason in ``error``, and the extractive answer as a
+fallback, so a caller always has something to show.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from retrieval.ctbls.cell_text import CellId
+from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT, build_response_messages
+from retrieval.ctbls.state_tracker import CellStateTracker, History
+from retrieval.ctbls.table_retriever import DenseTableRetriever
+from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_tables
+from retrieval.data.types import Table
+from retrieval.llm import LLMBackend, load_backend
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.dense_index import DenseIndex
+from retrieval.search.embedding_cache import cached_document_embeddings
+
+DEFAULT_MAX_NEW_TOKENS = 32  # OTT-QA answers are short spans; a sentence fits
+
+
+@dataclass
+class RankedCell:
+    """One cell the tracker ranked: its id (table uid, row, col), value, prompt text and score."""
+
+    cell_id: CellId
+    value: str
+    text: str
+    score: float
+
+
+@dataclass
+class Answer:
+    """One answered turn, with everything it was made from.
+
+    ``cells`` are the top-k ranked cells as (cell id, prompt text, score), best first; ``prompt`` the
+    chat messages sent to the LLM (empty without one). ``llm_ok`` is False when the LLM failed; then
+    ``error`` says why and ``answer`` falls back to the top cell's value.
+    """
+
+    answer: str
+    table_id: str
+    table_title: str
+    table_score: float | None
+    cells: list[tuple[CellId, str, float]]
+    prompt: list[dict[str, str]] = field(default_factory=list)
+    llm_ok: bool = True
+    error: str | None = None
+    extractive: str = ""
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["cells"] = [{"cell_id": list(i), "text": t, "score": s} for i, t, s in self.cells]
+        return d
+
+
+def response_messages(history: History, knowledge: Sequence[str], query: str, *,
+                      knowledge_budget: int | None = DEFAULT_KNOWLEDGE_BUDGET, count_tokens=None,
+                      system_prompt: str | None = RESPONSE_SYSTEM_PROMPT) -> list[dict[str, str]]:
+    """The cTBLS response prompt for one turn; ``history`` answers that are None are written as empty."""
+    kwargs = {"count_tokens": count_tokens} if count_tokens is not None else {}
+    return build_response_messages([(q, a or "") for q, a in history], list(knowledge), query,
+                                   knowledge_budget=knowledge_budget, system_prompt=system_prompt, **kwargs)
+
+
+def conversation_query(history: History, query: str) -> str:
+    """The query a conversation's table is retrieved with: its first query (see the module docstring)."""
+    return history[0][0] if history else query
+
+
+def _as_tables(tables: str | Path | Mapping[str, Table] | Iterable[Table] | None) -> dict[str, Table]:
+    if tables is None:
+        tables = DEFAULT_DATA_DIR / "tables.jsonl"
+    if isinstance(tables, str | Path):
+        return load_tables(tables)
+    if isinstance(tables, Mapping):
+        return dict(tables)
+    return {t.uid: t for t in tables}
+
+
+def _as_passages(passages: str | Path | Mapping[str, str] | None) -> dict[str, str]:
+    if passages is None:
+        return {}
+    if isinstance(passages, str | Path):
+        return load_passages(passages) if Path(passages).is_file() else {}
+    return dict(passages)
+
+
+def index_cells(tracker: CellStateTracker, tables: Iterable[Table], passages: Mapping[str, str] | None = None,
+                cache_dir: str | Path | None = None, batch_size: int = 64) -> None:
+    """(Re)build ``tracker``'s cell index over ``tables``, caching each table's cell embeddings separately.
+
+    :meth:`CellStateTracker.index_tables` caches one file per *set* of tables; here a table already
+    encoded for another conversation, subset or run is never encoded again.
+    """
+    ids: list[CellId] = []
+    parts = []
+    for table in tables:
+        table_ids, texts, _ = tracker.cells([table], passages)
+        if table_ids:
+            ids += table_ids
+            parts.append(cached_document_embeddings(tracker.encoder, texts, cache_dir, batch_size, False))
+    if not ids:
+        raise ValueError("no cells to index: every table given is empty")
+    tracker.index = DenseIndex.build(np.concatenate(parts), ids, encoder_id=tracker.encoder.identity)
+    tracker.cells_of = {}
+    for i in ids:
+        tracker.cells_of.setdefault(i[0], []).append(i)
+
+
+class CTBLSPipeline:
+    """DTR (or BM25) → coarse cell state tracker → LLM, over a pool of tables.
+
+    ``tables``: the candidate tables; ``passages``: linked-page intros added to cell texts (as the
+    tracker was trained). The tables are encoded once when the pipeline is made (cached in
+    ``cache_dir``); a table's cells are encoded the first time a conversation reaches it.
+    ``table_retrieval="bm25"`` swaps the DTR for BM25 over the same table texts.
+    """
+
+    def __init__(self, retriever: DenseTableRetriever, tracker: CellStateTracker, tables: Mapping[str, Table],
+                 passages: Mapping[str, str] | None = None, llm: LLMBackend | None = None, *, k: int = 3,
+                 table_retrieval: str = "dtr", knowledge_budget: int | None = DEFAULT_KNOWLEDGE_BUDGET,
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0,
+                 system_prompt: str | None = RESPONSE_SYSTEM_PROMPT, cache_dir: str | Path | None = None,
+                 batch_size: int = 64):
+        if table_retrieval not in ("dtr", "bm25"):
+            raise ValueError(f"table_retrieval must be 'dtr' or 'bm25', got {table_retrieval!r}")
+        if not tables:
+            raise ValueError("the pipeline needs at least one table")
+        self.retriever, self.tracker, self.llm = retriever, tracker, llm
+        self.tables, self.passages = dict(tables), dict(passages or {})
+        self.k, self.table_retrieval = k, table_retrieval
+        self.knowledge_budget, self.max_new_tokens, self.temperature = knowledge_budget, max_new_tokens, temperature
+        self.system_prompt, self.cache_dir, self.batch_size = system_prompt, cache_dir, batch_size
+        uids = sorted(self.tables)
+        texts = [retriever.settings.text(self.tables[u]) for u in uids]
+        if table_retrieval == "bm25":
+            self.bm25 = BM25Retriever(texts, uids)
+        else:
+            emb = cached_document_embeddings(retriever.encoder, texts, cache_dir, batch_size, False)
+            retriever.index = DenseIndex.build(emb, uids, encoder_id=retriever.encoder.identity)
+        self._cell_tables: list[Table] = []
+        self._retrieve_one = functools.lru_cache(maxsize=1024)(self._retrieve_uncached)
+
+    @classmethod
+    def from_pretrained(cls, dtr_path: str | Path, tracker_path: str | Path,
+                        llm: str | Mapping | LLMBackend | None = "smollm2",
+                        tables: str | Path | Mapping[str, Table] | Iterable[Table] | None = None,
+                        passages: str | Path | Mapping[str, str] | None = DEFAULT_DATA_DIR / "passages_dev.jsonl",
+                        **kwargs) -> CTBLSPipeline:
+        """Load the two checkpoints, the tables (default: OTT-QA's ``tables.jsonl``) and an LLM.
+
+        ``llm`` is a backend, a spec for :func:`retrieval.llm.load_backend` (``"smollm2"``,
+        ``"openai:MODEL"``, a mapping, which may name a ``cache``), or None for extractive answers.
+        """
+        backend = load_backend(llm) if isinstance(llm, str | Mapping) else llm
+        return cls(DenseTableRetriever.from_pretrained(dtr_path), CellStateTracker.from_pretrained(tracker_path),
+                   _as_tables(tables), _as_passages(passages), backend, **kwargs)
+
+    # ---- stage 1: the table ------------------------------------------------------------------
+    def retrieve_tables(self, query: str, k: int = 5) -> list[tuple[str, float]]:
+        """Top-k (table uid, score) for a query (the first query of a conversation)."""
+        return list(self._retrieve_one(query, k))
+
+    def _retrieve_uncached(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
+        if self.table_retrieval == "bm25":
+            return tuple(self.bm25.search([query], k)[0])
+        return tuple(self.retriever.retrieve([query], k)[0])
+
+    def choose_table(self, history: History, query: str) -> tuple[str, float]:
+        """The conversation's table and its score, by the first-query rule of the module docstring."""
+        found = self.retrieve_tables(conversation_query(history, query), k=1)
+        if not found:
+            raise RuntimeError("table retrieval returned nothing")
+        return found[0]
+
+    # ---- stage 2: the cells ------------------------------------------------------------------
+    def ensure_cells_indexed(self, table_ids: Iterable[str]) -> None:
+        """Encode the cells of any of ``table_ids`` the tracker has not indexed yet."""
+        new = [self.tables[u] for u in dict.fromkeys(table_ids) if u not in self.tracker.cells_of]
+        if new:
+            self._cell_tables += new
+            index_cells(self.tracker, self._cell_tables, self.passages, self.cache_dir, self.batch_size)
+
+    def rank_cells(self, history: History, query: str, table_id: str, k: int | None = None) -> list[RankedCell]:
+        """The tracker's top-k cells of ``table_id`` for this turn, with their values and prompt texts."""
+        self.ensure_cells_indexed([table_id])
+        table = self.tables[table_id]
+        ranked = self.tracker.rank(history, query, table_id, k or self.k)
+        texts = dict(zip(*self.tracker.cells([table], self.passages)[:2]))
+        return [RankedCell(i, table.cell(i[1], i[2]).text, texts[i], s) for i, s in ranked]
+
+    # ---- stage 3: the answer -----------------------------------------------------------------
+    def messages(self, history: History, query: str, cells: Sequence[RankedCell]) -> list[dict[str, str]]:
+        """The chat messages the LLM gets for this turn."""
+        count = self.llm.count_tokens if self.llm is not None else None
+        return response_messages(history, [c.text for c in cells], query, knowledge_budget=self.knowledge_budget,
+                                 count_tokens=count, system_prompt=self.system_prompt)
+
+    def answer(self, history: History, query: str, table_id: str | None = None) -> Answer:
+        """Answer ``query`` after ``history`` (earlier (query, answer) pairs, oldest first)."""
+        if table_id is None:
+            table_id, table_score = self.choose_table(history, query)
+        else:
+            if table_id not in self.tables:
+                raise KeyError(f"unknown table {table_id!r}")
+            table_score = None
+        cells = self.rank_cells(history, query, table_id)
+        extractive = cells[0].value if cells else ""
+        result = Answer(answer=extractive, table_id=table_id, table_title=self.tables[table_id].title,
+                        table_score=table_score, cells=[(c.cell_id, c.text, c.score) for c in cells],
+                        extractive=extractive)
+        if self.llm is None:
+            return result
+        result.prompt = self.messages(history, query, cells)
+        try:
+            generation = self.llm.generate([result.prompt], max_new_tokens=self.max_new_tokens,
+                                           temperature=self.temperature)[0]
+        except Exception as exc:  # backends report failures in their results; a raising one is a bug, not a crash
+            result.llm_ok, result.error = False, f"{type(exc).__name__}: {exc}"
+            return result
+        result.llm_ok, result.error = generation.ok, generation.error
+        if generation.ok:
+            result.answer = generation.text
+        return result

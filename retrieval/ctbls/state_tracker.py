@@ -1,0 +1,105 @@
+"""The coarse cell state tracker (cTBLS stage 2): ranks a table's cells against the dialogue so far.
+
+A :class:`~models.dual_encoder.DualEncoder` embeds the history (query side) and the cells
+(document side); the cells of every indexed table share one :class:`~retrieval.search.dense_index.DenseIndex`
+under ids (table uid, row, col), and :meth:`CellStateTracker.rank` searches only the
+cells of the conversation's table through the index's subset search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from models.dual_encoder import DualEncoder
+from retrieval.ctbls.cell_text import CellId, CellStats, CellTextSettings, history_text, left_truncator, table_cells
+from retrieval.data.types import Conversation, Table, Turn
+from retrieval.search.dense_index import DenseIndex
+from retrieval.search.embedding_cache import cached_document_embeddings
+
+History = Sequence[tuple[str, str | None]]  # earlier turns as (query, answer), oldest first
+
+
+def dialogue_turns(conversation: Conversation) -> list[tuple[History, Turn]]:
+    """Each turn with the (query, reference answer) pairs of the turns before it."""
+    return [([(t.query, t.answer) for t in conversation.turns[:i]], turn)
+            for i, turn in enumerate(conversation.turns)]
+
+
+class CellStateTracker:
+    """Ranks the cells of a conversation's table by relevance to its history and current query."""
+
+    def __init__(self, encoder: DualEncoder, settings: CellTextSettings | None = None):
+        self.encoder = encoder
+        self.settings = settings or CellTextSettings()
+        self.index: DenseIndex | None = None
+        self.cells_of: dict[str, list[CellId]] = {}
+        self._truncate = left_truncator(encoder.tokenizer, encoder.config.max_query_length)
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path) -> CellStateTracker:
+        return cls(DualEncoder.from_pretrained(path), CellTextSettings.load(path))
+
+    def save_pretrained(self, path: str | Path) -> None:
+        self.encoder.save_pretrained(path)
+        self.settings.save(path)
+
+    # ---- text -----------------------------------------------------------------------------
+    def history(self, previous: History, query: str) -> str:
+        """The anchor text: earlier turns and the query, cut from the oldest side to the encoder's limit."""
+        return history_text(previous, query, self.settings, self._truncate)
+
+    def cells(self, tables: Iterable[Table], passages: Mapping[str, str] | None = None
+              ) -> tuple[list[CellId], list[str], CellStats]:
+        """Ids, texts and stats of every cell of ``tables``."""
+        ids, texts, stats = [], [], CellStats()
+        for table in tables:
+            i, t, s = table_cells(table, passages, self.settings)
+            ids += i
+            texts += t
+            stats.add(s)
+            stats.per_table[table.uid] = s.as_dict()
+        return ids, texts, stats
+
+    # ---- index ----------------------------------------------------------------------------
+    def index_tables(self, tables: Iterable[Table], passages: Mapping[str, str] | None = None,
+                     factory: str = "Flat", batch_size: int = 64, cache_dir: str | Path | None = None,
+                     show_progress_bar: bool = False) -> CellStats:
+        """Encode every cell of ``tables`` and (re)build the cell index; returns what was unusual."""
+        ids, texts, stats = self.cells(tables, passages)
+        if not ids:
+            raise ValueError("no cells to index: every table given is empty")
+        emb = cached_document_embeddings(self.encoder, texts, cache_dir, batch_size, show_progress_bar)
+        self.index = DenseIndex.build(emb, ids, factory=factory, encoder_id=self.encoder.identity)
+        self._group(ids)
+        return stats
+
+    def save_index(self, path: str | Path) -> None:
+        self._need_index().save(path)
+
+    def load_index(self, path: str | Path) -> None:
+        self.index = DenseIndex.load(path, encoder_id=self.encoder.identity)
+        self._group(self.index.ids)
+
+    def _group(self, ids: Iterable[CellId]) -> None:
+        self.cells_of = {}
+        for i in ids:
+            self.cells_of.setdefault(i[0], []).append(i)
+
+    def _need_index(self) -> DenseIndex:
+        if self.index is None:
+            raise RuntimeError("no cell index: call index_tables() or load_index() first")
+        return self.index
+
+    # ---- ranking --------------------------------------------------------------------------
+    def rank(self, history: History, query: str, table_uid: str, k: int = 10) -> list[tuple[CellId, float]]:
+        """Top-k ((uid, row, col), score) cells of table ``table_uid`` for one turn, best first."""
+        return self.rank_texts([self.history(history, query)], [table_uid], k)[0]
+
+    def rank_texts(self, anchors: list[str], table_uids: list[str], k: int = 10,
+                   batch_size: int = 64) -> list[list[tuple[CellId, float]]]:
+        """Batched :meth:`rank` over ready-made anchor texts, one table each (an unindexed table ranks nothing)."""
+        index = self._need_index()
+        emb = self.encoder.encode_queries(anchors, batch_size=batch_size)
+        return [index.search(e[None], k, subset=self.cells_of.get(uid, []), encoder_id=self.encoder.identity)[0]
+                for e, uid in zip(emb, table_uids)]

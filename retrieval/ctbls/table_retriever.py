@@ -1,0 +1,66 @@
+"""The Dense Table Retriever: a dual encoder over table text and a FAISS index of tables."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from models.dual_encoder import DualEncoder
+from retrieval.ctbls.table_text import table_text
+from retrieval.data.types import Table
+from retrieval.search.dense_index import DenseIndex
+
+SETTINGS_NAME = "table_retriever.json"
+
+
+@dataclass
+class TableTextSettings:
+    """How tables are written as text; saved beside the encoder so inference matches training."""
+
+    representation: str = "header"
+    max_intro_words: int | None = 64
+
+    def save(self, path: str | Path) -> None:
+        Path(path, SETTINGS_NAME).write_text(json.dumps(asdict(self), indent=2))
+
+    def text(self, table: Table) -> str:
+        return table_text(table, self.representation, self.max_intro_words)
+
+
+class DenseTableRetriever:
+    """Maps a query to the tables it is about (cTBLS's first stage)."""
+
+    def __init__(self, encoder: DualEncoder, settings: TableTextSettings | None = None):
+        self.encoder = encoder
+        self.settings = settings or TableTextSettings()
+        self.index: DenseIndex | None = None
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path) -> DenseTableRetriever:
+        path = Path(path)
+        settings = TableTextSettings()
+        if (path / SETTINGS_NAME).is_file():
+            settings = TableTextSettings(**json.loads((path / SETTINGS_NAME).read_text()))
+        return cls(DualEncoder.from_pretrained(path), settings)
+
+    def save_pretrained(self, path: str | Path) -> None:
+        self.encoder.save_pretrained(path)
+        self.settings.save(path)
+
+    def index_tables(self, tables: list[Table], factory: str = "Flat", batch_size: int = 64,
+                     show_progress_bar: bool = False) -> DenseIndex:
+        """Encode tables and (re)build the index over them."""
+        emb = self.encoder.encode_documents([self.settings.text(t) for t in tables], batch_size, show_progress_bar)
+        self.index = DenseIndex.build(emb, [t.uid for t in tables], factory=factory,
+                                      encoder_id=self.encoder.identity)
+        return self.index
+
+    def load_index(self, path: str | Path) -> None:
+        self.index = DenseIndex.load(path, encoder_id=self.encoder.identity)
+
+    def retrieve(self, queries: list[str], k: int = 10, subset=None) -> list[list[tuple[str, float]]]:
+        """Top-k (table uid, score) per query."""
+        if self.index is None:
+            raise RuntimeError("no table index: call index_tables() or load_index() first")
+        return self.index.search(self.encoder.encode_queries(queries), k, subset=subset)

@@ -1,0 +1,249 @@
+"""Readers for long conversation logs: Zyphra's TemporalMemoryDataset, LoCoMo, and a plain JSONL chat log.
+
+Every reader returns a list of :class:`Utterance`, one per turn, in order, with a time-zone-aware
+timestamp and a session number. Formats:
+
+- Zyphra (``ConversationData/<id>.json``): LoCoMo's ``conversation`` dict whose turns carry
+  ``date_time`` ("01:56:04 AM on Monday 08 May, 2023") and ``response_number``.
+- LoCoMo (``locomo10.json`` sample, or its ``conversation`` dict): one timestamp per session
+  ("1:56 pm on 8 May, 2023"); turns have none, so every turn takes its session's time plus one
+  second per turn (documented fallback: order is kept, dates are exact, clock times approximate).
+- JSONL: one ``{"speaker", "text", "timestamp", "session"?}`` object a line; ``timestamp`` in ISO 8601
+  (or anything dateparser reads). Without ``session``, a new session starts after a silence longer
+  than ``session_gap`` (default 30 minutes).
+
+Missing or unparseable timestamps raise :class:`~retrieval.data.jsonio.DataError` naming the file and turn,
+unless ``on_bad_time="previous"``, which gives the turn the previous turn's time (and logs it).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from retrieval.data.jsonio import DataError, iter_jsonl, read_json
+
+logger = logging.getLogger(__name__)
+
+ZYPHRA_TIME = "%I:%M:%S %p on %A %d %B, %Y"
+LOCOMO_SESSION_TIMES = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
+SESSION_KEY = re.compile(r"session_(\d+)")
+DEFAULT_SESSION_GAP = timedelta(minutes=30)
+BAD_TIME_POLICIES = ("error", "previous")
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One turn of a long conversation: the row of a conversation table before its metadata columns."""
+
+    response_idx: int
+    session: int
+    speaker: str
+    timestamp: datetime  # time-zone aware
+    text: str
+    turn_id: str = ""  # the source's id ("D1:3" in LoCoMo), kept for evidence lookup
+
+
+def as_timezone(tz: str | tzinfo | None) -> tzinfo:
+    """A tzinfo from a name ("UTC", "Europe/Paris") or a tzinfo; None means UTC."""
+    if tz is None:
+        return ZoneInfo("UTC")
+    return ZoneInfo(tz) if isinstance(tz, str) else tz
+
+
+def _localise(dt: datetime, tz: tzinfo) -> datetime:
+    return dt.replace(tzinfo=tz) if dt.tzinfo is None else dt.astimezone(tz)
+
+
+def _parse_with(text: str, formats: tuple[str, ...]) -> datetime | None:
+    for fmt in formats:
+        try:
+            return datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def parse_timestamp(text: object, tz: tzinfo) -> datetime | None:
+    """ISO 8601 first, then the dataset formats, then dateparser; None when nothing reads it."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return _localise(datetime.fromisoformat(text.strip()), tz)
+    except ValueError:
+        pass
+    dt = _parse_with(text, (ZYPHRA_TIME, *LOCOMO_SESSION_TIMES))
+    if dt is None:
+        import dateparser  # slow to import; only for free-form timestamps
+
+        dt = dateparser.parse(text, languages=["en"], settings={"STRICT_PARSING": True})
+    return None if dt is None else _localise(dt, tz)
+
+
+class _TimeFixer:
+    """Applies the bad-timestamp policy: raise naming the place, or reuse the previous turn's time."""
+
+    def __init__(self, policy: str):
+        if policy not in BAD_TIME_POLICIES:
+            raise ValueError(f"on_bad_time must be one of {BAD_TIME_POLICIES}")
+        self.policy = policy
+        self.previous: datetime | None = None
+
+    def __call__(self, parsed: datetime | None, raw: object, where: str) -> datetime:
+        if parsed is None:
+            if self.policy == "error" or self.previous is None:
+                raise DataError(f"{where}: missing or unparseable timestamp {raw!r}")
+            logger.warning("%s: unparseable timestamp %r; using the previous turn's time", where, raw)
+            parsed = self.previous
+        self.previous = parsed
+        return parsed
+
+
+def _sessions(conversation: dict, where: str) -> list[tuple[int, list[dict]]]:
+    found = []
+    for key, turns in conversation.items():
+        m = SESSION_KEY.fullmatch(key)
+        if m and isinstance(turns, list) and turns:
+            found.append((int(m.group(1)), turns))
+    if not found:
+        raise DataError(f"{where}: no non-empty 'session_N' lists; not a LoCoMo-style conversation")
+    return sorted(found)
+
+
+def read_zyphra_log(path: str | Path, tz: str | tzinfo | None = None, on_bad_time: str = "error") -> list[Utterance]:
+    """Utterances of a Zyphra ``ConversationData/<id>.json`` log, ordered by response number."""
+    tz = as_timezone(tz)
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected a JSON object with session_N keys")
+    fix = _TimeFixer(on_bad_time)
+    out = []
+    for session, turns in _sessions(data, str(path)):
+        for i, turn in enumerate(turns):
+            where = f"{path}: session_{session} turn {i} ({turn.get('dia_id', '?')})"
+            if "text" not in turn or "response_number" not in turn:
+                raise DataError(f"{where}: turn lacks 'text' or 'response_number'")
+            raw = turn.get("date_time")
+            stamp = fix(parse_timestamp(raw, tz), raw, where)
+            out.append(Utterance(int(turn["response_number"]), session, str(turn.get("speaker", "")), stamp,
+                                 turn["text"], str(turn.get("dia_id", ""))))
+    out.sort(key=lambda u: u.response_idx)
+    return out
+
+
+def read_locomo_conversation(conversation: dict, tz: str | tzinfo | None = None, where: str = "locomo",
+                             on_bad_time: str = "error") -> list[Utterance]:
+    """Utterances of one LoCoMo ``conversation`` dict; turn times = session time + 1 s per turn."""
+    tz = as_timezone(tz)
+    fix = _TimeFixer(on_bad_time)
+    out = []
+    for session, turns in _sessions(conversation, where):
+        raw = conversation.get(f"session_{session}_date_time")
+        start = fix(parse_timestamp(raw, tz), raw, f"{where}: session_{session}_date_time")
+        for i, turn in enumerate(turns):
+            if "text" not in turn:
+                raise DataError(f"{where}: session_{session} turn {i}: no 'text'")
+            out.append(Utterance(len(out), session, str(turn.get("speaker", "")), start + timedelta(seconds=i),
+                                 turn["text"], str(turn.get("dia_id", ""))))
+    return out
+
+
+def read_locomo_samples(path: str | Path) -> list[dict]:
+    """The samples of a ``locomo10.json``-style file (a JSON list of {"sample_id", "conversation", "qa"})."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DataError(f"{path}: expected a JSON list of LoCoMo samples")
+    for i, sample in enumerate(data):
+        if not isinstance(sample, dict) or "conversation" not in sample:
+            raise DataError(f"{path}: sample {locomo_sample_id(sample, i)} has no 'conversation'")
+    return data
+
+
+def locomo_sample_id(sample: object, position: int) -> str:
+    """A sample's ``sample_id``, else its position in the file."""
+    return str(sample.get("sample_id", position)) if isinstance(sample, dict) else str(position)
+
+
+def locomo_sample_utterances(sample: dict, where: str = "locomo", position: int = 0,
+                             tz: str | tzinfo | None = None) -> list[Utterance]:
+    return read_locomo_conversation(sample["conversation"], tz, f"{where}: {locomo_sample_id(sample, position)}")
+
+
+def read_locomo(path: str | Path, tz: str | tzinfo | None = None) -> dict[str, list[Utterance]]:
+    """Every sample of a ``locomo10.json``-style file: sample_id -> utterances."""
+    return {locomo_sample_id(sample, i): locomo_sample_utterances(sample, str(path), i, tz)
+            for i, sample in enumerate(read_locomo_samples(path))}
+
+
+def assign_sessions(stamps: list[datetime], gap: timedelta = DEFAULT_SESSION_GAP) -> list[int]:
+    """Session numbers (1-based) for ordered timestamps: a new session after a silence longer than ``gap``."""
+    sessions, current = [], 1
+    for i, t in enumerate(stamps):
+        if i and t - stamps[i - 1] > gap:
+            current += 1
+        sessions.append(current)
+    return sessions
+
+
+def read_jsonl_log(path: str | Path, tz: str | tzinfo | None = None, session_gap: timedelta = DEFAULT_SESSION_GAP,
+                   on_bad_time: str = "error") -> list[Utterance]:
+    """A JSONL chat log of ``{"speaker", "text", "timestamp", "session"?}`` lines, in file order."""
+    tz = as_timezone(tz)
+    fix = _TimeFixer(on_bad_time)
+    records = []
+    for lineno, obj in iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        for key in ("speaker", "text"):
+            if not isinstance(obj.get(key), str):
+                raise DataError(f"{where}: missing or non-string {key!r}")
+        raw = obj.get("timestamp")
+        stamp = fix(parse_timestamp(raw, tz), raw, where)
+        if records and stamp < records[-1][1]:
+            raise DataError(f"{where}: timestamp {raw!r} is earlier than the line before; the log must be in order")
+        records.append((obj, stamp, lineno))
+    if not records:
+        raise DataError(f"{path}: no utterances")
+    given = [obj.get("session") for obj, _, _ in records]
+    if all(s is None for s in given):
+        sessions = assign_sessions([s for _, s, _ in records], session_gap)
+    elif any(s is None for s in given):
+        lineno = records[given.index(None)][2]
+        raise DataError(f"{path}:{lineno}: 'session' is missing here but given on other lines")
+    else:
+        sessions = [int(s) for s in given]
+    return [Utterance(i, sess, obj["speaker"], stamp, obj["text"], str(obj.get("id", i)))
+            for i, ((obj, stamp, _), sess) in enumerate(zip(records, sessions))]
+
+
+def detect_format(path: str | Path) -> str:
+    """"jsonl", "locomo" (a list of samples) or "zyphra" (one conversation dict), from the file."""
+    path = Path(path)
+    if path.suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if not path.is_file():
+        raise DataError(f"{path}: file not found")
+    with path.open(encoding="utf-8") as f:
+        head = f.read(256).lstrip()[:1]
+    return "locomo" if head == "[" else "zyphra"
+
+
+def load_log(path: str | Path, fmt: str = "auto", tz: str | tzinfo | None = None, sample: str | None = None,
+             session_gap: timedelta = DEFAULT_SESSION_GAP, on_bad_time: str = "error") -> list[Utterance]:
+    """Read any supported log; for a LoCoMo file, ``sample`` names the conversation (default: the first)."""
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "jsonl":
+        return read_jsonl_log(path, tz, session_gap, on_bad_time)
+    if fmt == "zyphra":
+        return read_zyphra_log(path, tz, on_bad_time)
+    if fmt == "locomo":
+        samples = read_locomo(path, tz)
+        if sample is None:
+            return next(iter(samples.values()))
+        if sample not in samples:
+            raise DataError(f"{path}: no sample {sample!r}; have {sorted(samples)}")
+        return samples[sample]
+    raise ValueError(f"unknown log format {fmt!r}; use auto, zyphra, locomo or jsonl")

@@ -1,0 +1,236 @@
+"""Temporal memory over a long conversation: ask when-questions of a conversation table.
+
+    memory = TemporalMemory.from_file("ConversationData/26.json", encoder=load_encoder())
+    result = memory.ask("What did we discuss 20 sessions ago?")           # now = end of the log
+    result = memory.ask("Can you summarize what we discussed?",
+                        history=["I see in my calendar that we talked on May 8th."])
+    result.rows, result.plan.to_dict()
+
+Command line:
+    python -m retrieval.memory.temporal_memory ask --log ../shared/data/zyphra_temporal/ConversationData/26.json \\
+        "What did we discuss last Friday?" [--now 2023-10-22T12:00] [--history "..."] [--planner llm --llm smollm2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from retrieval.data.conversation_log import load_log, parse_timestamp
+from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
+from retrieval.memory.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
+from retrieval.memory.table_ops import Execution, Plan, execute
+from retrieval.memory.time_resolver import normalise
+from retrieval.search.fusion import reciprocal_rank_fusion
+
+REWRITES = ("none", "context", "carry", "llm")
+RANKERS = ("hybrid", "dense", "bm25")
+FUSION_DEPTH = 50  # candidates each ranker contributes to the fusion
+RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al.)
+
+
+def load_encoder(spec: str | None = None):
+    """A DualEncoder: a trained checkpoint folder, a backbone name, or (default) the packaged MiniLM."""
+    from models.dual_encoder import CONFIG_NAME, DualEncoder
+
+    if spec and (Path(spec) / CONFIG_NAME).is_file():
+        return DualEncoder.from_pretrained(spec)
+    return DualEncoder.from_backbone(spec or "packaged:minilm")
+
+
+@dataclass
+class TemporalResult:
+    """The rows a question selected (time order, or best first when ranked), and how they were selected."""
+
+    question: str
+    rows: pd.DataFrame
+    plan: Plan
+    execution: Execution
+    rewrite: Rewrite | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[int]:
+        return self.rows.index.tolist()
+
+    def to_dict(self, max_text: int | None = None) -> dict:
+        rows = [{"response_idx": int(i), "session": int(r["session"]), "timestamp": r["timestamp"].isoformat(),
+                 "speaker": r["speaker"], "text": r["text"][:max_text] if max_text else r["text"],
+                 **({"score": self.execution.scores[i]} if i in self.execution.scores else {})}
+                for i, r in self.rows.iterrows()]
+        return {"question": self.question, "plan": self.plan.to_dict(), "trace": self.execution.trace,
+                "counts": self.execution.counts, "rewrite": self.rewrite.__dict__ if self.rewrite else None,
+                "rows": rows}
+
+
+class TemporalMemory:
+    """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
+
+    def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None,
+                 ranker: str = "hybrid"):
+        if rewrite not in REWRITES:
+            raise ValueError(f"rewrite must be one of {REWRITES}")
+        if ranker not in RANKERS:
+            raise ValueError(f"ranker must be one of {RANKERS}")
+        self.ranker = ranker
+        if rewrite == "llm" and llm_rewriter is None:
+            raise ValueError("rewrite='llm' needs an llm_rewriter")
+        self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
+        self.planner = planner or RulePlanner()
+        self.speakers = sorted(table.frame["speaker"].unique())
+
+    @classmethod
+    def from_file(cls, path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None,
+                  sample: str | None = None, session_gap_minutes: float = 30, on_bad_time: str = "error",
+                  cache_dir: str | Path | None = None, turns: bool = True, **kwargs) -> TemporalMemory:
+        """Read a log (Zyphra, LoCoMo or JSONL), embed its text (and, with ``turns``, each utterance with the
+        turn it follows) with ``encoder`` (cached), wrap it."""
+        utterances = load_log(path, fmt, tz, sample, timedelta(minutes=session_gap_minutes), on_bad_time)
+        return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=turns), **kwargs)
+
+    def resolve_now(self, now: datetime | str | None) -> datetime:
+        """``now`` as a tz-aware datetime: default the end of the log; naive values take the log's zone."""
+        if now is None:
+            return self.table.end.to_pydatetime()
+        if isinstance(now, str):
+            parsed = parse_timestamp(now, self.table.tz)
+            if parsed is None:
+                raise ValueError(f"cannot read the time {now!r}; use ISO 8601, e.g. 2023-10-22T12:00")
+            return parsed
+        return now.replace(tzinfo=self.table.tz) if now.tzinfo is None else now
+
+    def rewrite_query(self, question: str, history: Sequence | None, now: datetime, mode: str) -> Rewrite | None:
+        if not history or mode == "none":
+            return None
+        if mode == "context":
+            return Rewrite(context_query(history, question), "context")
+        if mode == "carry":
+            return carry_time_reference(history, question, now)
+        return self.llm_rewriter.rewrite(history, question, now)
+
+    def _rank(self, query: str, k: int, subset: Sequence[int], prefer: Sequence[int] = (),
+              margin: float | None = None) -> list[tuple[int, float]]:
+        """The plan's content ranking, fused by reciprocal rank over every view the table has (the utterance
+        alone, and the turn it follows when the table was built with ``turns``): dense and BM25 (``hybrid``,
+        the default), or one ranker only. ``prefer``: rows given a small prior (the plan's named speaker).
+        ``margin``: keep only rows within ``margin`` votes of the best row, a vote being what one ranker gives
+        its top row (``1 / (RRF_K + 1)``): a clear winner comes back alone, a close call with its rivals."""
+        views = ("text", "turn") if self.table.turn_index is not None else ("text",)
+        depth = max(k, FUSION_DEPTH)
+        rankings = []
+        if self.ranker in ("hybrid", "dense"):
+            rankings += [self.table.rank(query, depth, subset, view) for view in views]
+        if self.ranker in ("hybrid", "bm25"):
+            rankings += [self.table.rank_sparse(query, depth, subset, view) for view in views]
+        fused = reciprocal_rank_fusion(rankings, k=RRF_K, top=k, boost=set(prefer))
+        if margin is None or not fused:
+            return fused
+        floor = fused[0][1] - margin / (RRF_K + 1)
+        return [(i, s) for i, s in fused if s >= floor]
+
+    def rank_op(self, question: str) -> dict:
+        """The content ranking the planner gives ``question`` (its query and speaker prior), with "now" at the
+        end of the log; a question that names no content ranks by its whole normalised text."""
+        plan = self.planner.plan(question, self.resolve_now(None), self.speakers)
+        return next((op for op in plan.ops if op["op"] == "rank"),
+                    {"op": "rank", "query": normalise(question), "k": PlannerConfig.content_k})
+
+    def rank_rows(self, question: str, rows: pd.DataFrame, k: int) -> list[int]:
+        """The top ``k`` of ``rows`` (a slice of the table's frame) for ``question``, by :meth:`rank_op` without
+        its margin: a full ranking, for recall@k and MRR."""
+        op = {key: v for key, v in self.rank_op(question).items() if key != "margin"}
+        return execute([{**op, "k": k}], rows, ranker=self._rank).ids
+
+    def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
+            rewrite: str | None = None) -> TemporalResult:
+        """Plan and run one question; ``history`` holds earlier turns (strings or {"speaker", "text"})."""
+        now = self.resolve_now(now)
+        rewritten = self.rewrite_query(question, history, now, rewrite or self.rewrite)
+        asked = rewritten.text if rewritten else question
+        plan = self.planner.plan(asked, now, self.speakers)
+        execution = execute(plan.ops, self.table.frame, ranker=self._rank)  # rows in time order unless ranked
+        return TemporalResult(asked, execution.rows, plan, execution, rewritten)
+
+
+def _print_result(result: TemporalResult, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return
+    print(f"question: {result.question}")
+    if result.rewrite:
+        print(f"rewrite ({result.rewrite.method}): {'; '.join(result.rewrite.notes)}")
+    print("plan:")
+    for op in result.plan.ops:
+        print(f"  {json.dumps(op, default=str)}")
+    for note in result.plan.notes + result.execution.trace:
+        print(f"  # {note}")
+    for name, counts in result.execution.counts.items():
+        print(f"counts by {name}: {counts}")
+    print(f"{len(result.rows)} rows:")
+    for i, r in result.rows.iterrows():
+        score = f" ({result.execution.scores[i]:.3f})" if i in result.execution.scores else ""
+        print(f"  [{i}] s{r['session']} {r['weekday'][:3]} {r['date']} {r['time']} {r['speaker']}: "
+              f"{r['text'][:100]}{score}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m retrieval.memory.temporal_memory",
+                                     description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask = sub.add_parser("ask", help="ask a question of a conversation log")
+    ask.add_argument("question")
+    ask.add_argument("--log", required=True, help="a Zyphra .json, LoCoMo .json or JSONL chat log")
+    ask.add_argument("--format", default="auto", choices=["auto", "zyphra", "locomo", "jsonl"])
+    ask.add_argument("--sample", help="LoCoMo sample id (default: the first)")
+    ask.add_argument("--tz", default="UTC", help="time zone of the log's timestamps (default UTC)")
+    ask.add_argument("--now", help="the reference time, ISO 8601 (default: the end of the log)")
+    ask.add_argument("--history", action="append", default=[], help="an earlier turn (repeat, oldest first)")
+    ask.add_argument("--rewrite", default="carry", choices=REWRITES)
+    ask.add_argument("--planner", default="rule", choices=["rule", "llm"])
+    ask.add_argument("--llm", default="smollm2", help="LLM backend spec for --planner llm / --rewrite llm")
+    ask.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    ask.add_argument("--cache-dir", default="runs/cache/temporal", help="embedding cache ('' for none)")
+    ask.add_argument("--content-k", type=int, default=PlannerConfig.content_k)
+    ask.add_argument("--content-margin", type=parse_margin, default=PlannerConfig.content_margin,
+                     help="keep ranked rows within this many fusion votes of the best ('none': all content-k)")
+    ask.add_argument("--ranker", default="hybrid", choices=RANKERS, help="content ranking of the surviving rows")
+    ask.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+
+    from retrieval.data.jsonio import DataError
+
+    rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))
+    backend = None
+    if args.planner == "llm" or args.rewrite == "llm":
+        from retrieval.llm import load_backend
+
+        backend = load_backend(args.llm)
+    try:
+        memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
+                                          sample=args.sample, cache_dir=args.cache_dir or None, planner=rule,
+                                          rewrite=args.rewrite, ranker=args.ranker,
+                                          llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
+    except DataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.planner == "llm":
+        memory.planner = LLMPlanner(backend, memory.table.frame.columns, fallback=rule)
+    try:
+        result = memory.ask(args.question, history=args.history, now=args.now)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    _print_result(result, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
