@@ -24,7 +24,7 @@ demo: setup
 	$(PY) -m eval.demo
 
 test: setup
-	$(PY) -m pytest -m "not slow" -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+	$(PY) -m pytest -m "not slow" -q --durations=15; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
 test-all: setup
 	$(PY) -m pytest -q

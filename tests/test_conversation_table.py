@@ -132,7 +132,9 @@ def test_temporal_memory_ask(tmp_path, tiny_encoder):
     assert ambiguous.ids == [0, 1] and ambiguous.rewrite.method == "carry"
     original = memory.ask("Can you summarize what we discussed?", history=["We talked on May 5th"], rewrite="none")
     assert any("semantic search" in n for n in original.plan.notes)
-    json.dumps(ambiguous.to_dict(), default=str)
+    as_json = json.loads(json.dumps(ambiguous.to_dict()))  # plain JSON, no default= needed
+    assert [r["response_idx"] for r in as_json["rows"]] == [0, 1] and as_json["rewrite"]["method"] == "carry"
+    assert as_json["plan"] == json.loads(json.dumps(ambiguous.plan.to_dict()))
 
 
 def test_cli_ask_json(tmp_path, tiny_backbone, capsys):
