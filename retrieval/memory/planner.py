@@ -18,34 +18,28 @@ from datetime import datetime
 
 from retrieval.memory.table_ops import Plan, validate_ops
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
+from retrieval.search.english import ENGLISH_STOP_WORDS, english_stemmer
 
 logger = logging.getLogger(__name__)
 
-# Words that ask for "what was said" without naming what about: English stop words plus the vocabulary of
-# talking about a conversation (verbs of saying and recalling, nouns for a conversation and its parts,
-# politeness and acknowledgements). A question made only of these, time expressions and the speakers' names
-# wants every row of its period, not a content ranking. Compared after stemming, so "discussed" = "discuss".
+# Words that ask for "what was said" without naming what about, added to the English stop words: the
+# vocabulary of talking about a conversation (verbs of saying and recalling, nouns for a conversation and its
+# parts, politeness and acknowledgements). A question made only of these, time expressions and the speakers'
+# names wants every row of its period, not a content ranking. Compared after stemming, so "discussed" = "discuss".
 DISCOURSE_WORDS = """
-able again also anything back bit calendar can catch chat content conversation could cover curious day describe
-detail discuss discussion else enjoy everything exactly far fine get give go great happen hear help kind know let
-like lot love many may maybe meet meeting mention might mind much ok okay overview period please possible quite
-really recall recap remember remind say see seem session share something sort speak stuff subject summarise
-summarize summary sure talk tell thank thanks thing think time topic tri try update want week well whatever
-wonder would wow yeah year yep yes month
+able also anything back bit calendar catch chat content conversation cover curious day describe detail discuss
+discussion else enjoy everything exactly far fine get give go great happen hear help kind know let like lot love
+many may maybe meet meeting mention might mind much ok okay overview period please possible quite really recall
+recap remember remind say see seem session share something sort speak stuff subject summarise summarize summary
+sure talk tell thank thanks thing think time topic tri try update want week well whatever wonder wow yeah year
+yep yes month
 """.split()
 
 
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
 def _generic_stems() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    words = [w for w in STOPWORDS_EN_PLUS if "'" not in w] + DISCOURSE_WORDS
-    return frozenset(_stemmer().stemWords(words)) | frozenset(words)
+    # The words compared are runs of letters: the list's contractions ("don't") could never match.
+    words = [w for w in ENGLISH_STOP_WORDS if "'" not in w] + DISCOURSE_WORDS
+    return frozenset(english_stemmer().stemWords(words)) | frozenset(words)
 
 
 GENERIC_STEMS = _generic_stems()
@@ -97,7 +91,7 @@ def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Se
         text = re.sub(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")(?:'s)?\b", " ", text)
     text = re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
     words = [w for w in re.findall(r"[a-z]+", text) if len(w) > 1]
-    content = [w for w, stem in zip(words, _stemmer().stemWords(words)) if stem not in GENERIC_STEMS]
+    content = [w for w, stem in zip(words, english_stemmer().stemWords(words)) if stem not in GENERIC_STEMS]
     return text if content else None
 
 

@@ -49,6 +49,7 @@ from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import ops_for
 from retrieval.memory.table_ops import execute
 from retrieval.memory.time_resolver import TimeResolver, normalise
+from retrieval.search.english import ENGLISH_STOP_WORDS
 from retrieval.trends.relevance import (
     THRESHOLD_METHODS,
     Threshold,
@@ -70,28 +71,23 @@ _ADVERB = {"daily": "day", "weekly": "week", "monthly": "month"}
 # A question that compares or asks about change wants the window to run on to "now".
 COMPARING = re.compile(r"\b(?:than|compared?|versus|vs|since|grow\w*|ris\w*|increas\w*|decreas\w*|declin\w*|"
                        r"more|less|fewer|trend\w*|evol\w*|chang\w*|up|down)\b")
-# Words of a trend question that say how, not what about: talking about talk, and about change over time
-# (English stop words are added from bm25s's list below).
+# Words of a trend question that say how, not what about, added to the English stop words for reading its topic:
+# talking about talk, and about change over time.
 TREND_WORDS = frozenset("""
 talk talks talked talking discuss discusses discussed discussing discussion discussions say said speak spoke
 mention chat chats chatted chatting bring brought write wrote written tell told please show give let like really
-could would anything something everything stuff thing things topic topics subject subjects about also any what
-people person folks everyone everybody anyone someone users user customers clients they them their feeling feelings
-feel feels felt sentiment mood opinion opinions think thinking thought view views attitude attitudes growing grow
-grows grew growth grown trend trends trending rising rise rises rose falling fall falls fell declining decline
-increase increasing increased decrease decreasing decreased evolve evolves evolving evolved change changes changing
-changed often frequently frequent popular popularity interest interested buzz volume volumes much many less fewer
-most least how per each every over compared compare versus vs mentions mention mentioned mentioning saying says
-still getting gets got going up down lately recently now currently period periods daily weekly monthly day days week
-weeks month months session sessions year years time times has have had been being overall general generally amount
-number count counts chatter conversation conversations notes tweets posts messages documents meeting meetings
+anything something everything stuff thing things topic topics subject subjects also people person folks everyone
+everybody anyone someone users user customers clients feeling feelings feel feels felt sentiment mood opinion
+opinions think thinking thought view views attitude attitudes growing grow grows grew growth grown trend trends
+trending rising rise rises rose falling fall falls fell declining decline increase increasing increased decrease
+decreasing decreased evolve evolves evolving evolved change changes changing changed often frequently frequent
+popular popularity interest interested buzz volume volumes much many less fewer least per every compared compare
+versus vs mentions mention mentioned mentioning saying says still getting gets got going lately recently
+currently period periods daily weekly monthly day days week weeks month months session sessions year years time
+times overall general generally amount number count counts chatter conversation conversations notes tweets posts
+messages documents meeting meetings
 """.split())
-
-
-def _topic_stop_words() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    return frozenset(STOPWORDS_EN_PLUS) | TREND_WORDS
+TOPIC_STOP_WORDS = ENGLISH_STOP_WORDS | TREND_WORDS
 
 
 # ---- loading documents ---------------------------------------------------------------------------------------
@@ -253,8 +249,8 @@ def extract_topic(norm: str, spans: Sequence[tuple[int, int]], speakers: Sequenc
         chars[a:b] = " " * (b - a)
     text = PERIOD_PHRASE.sub(" ", "".join(chars))
     names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower())}
-    stop = _topic_stop_words()
-    words = [w for w in re.findall(r"[a-z0-9][a-z0-9'+#-]*", text) if w not in stop and w not in names and len(w) > 1]
+    words = [w for w in re.findall(r"[a-z0-9][a-z0-9'+#-]*", text)
+             if w not in TOPIC_STOP_WORDS and w not in names and len(w) > 1]
     return " ".join(words) or None
 
 
