@@ -2,7 +2,7 @@
 
 Each use declares what it adds or takes away beside itself: the response prompt keeps negations
 (:mod:`retrieval.ctbls.prompts`), the planner adds the vocabulary of talking about a conversation
-(:mod:`retrieval.memory.planner`), the trend topic adds the words of asking about change
+(:mod:`retrieval.memory.question_parts`), the trend topic adds the words of asking about change
 (:mod:`retrieval.trends.analysis`).
 """
 

@@ -47,6 +47,7 @@ from retrieval.data.conversation_log import (
 from retrieval.data.jsonio import DataError, iter_jsonl, read_json
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import ops_for
+from retrieval.memory.question_parts import blank_spans, question_content, speaker_mentions
 from retrieval.memory.table_ops import execute
 from retrieval.memory.time_resolver import TimeResolver, normalise
 from retrieval.search.english import ENGLISH_STOP_WORDS
@@ -242,28 +243,27 @@ def period_from_question(norm: str) -> str | None:
     return _ADVERB.get(word, word)
 
 
+# A word of a topic: letters and digits, with the apostrophes, pluses, hashes and hyphens of "c++", "c#",
+# "covid-19" and "rock'n'roll" kept inside it.
+TOPIC_WORD = r"[a-z0-9][a-z0-9'+#-]*"
+# A verb of saying after a speaker's name: the question asks about what that speaker says.
+SAYING = (r"\s+(?:is\s+|was\s+|has\s+been\s+)?(?:talk|say|said|mention|discuss|bring|brought|speak|spoke|writ|"
+          r"wrote)\w*")
+
+
 def extract_topic(norm: str, spans: Sequence[tuple[int, int]], speakers: Sequence[str] = ()) -> str | None:
-    """The content words of a normalised question, without time expressions, period and trend words."""
-    chars = list(norm)
-    for a, b in spans:
-        chars[a:b] = " " * (b - a)
-    text = PERIOD_PHRASE.sub(" ", "".join(chars))
-    names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower())}
-    words = [w for w in re.findall(r"[a-z0-9][a-z0-9'+#-]*", text)
-             if w not in TOPIC_STOP_WORDS and w not in names and len(w) > 1]
+    """The content words of a normalised question, without time expressions, period and trend words and the
+    speakers' names; None when none is left."""
+    text = PERIOD_PHRASE.sub(" ", blank_spans(norm, spans))
+    _, words = question_content(text, speakers, generic=TOPIC_STOP_WORDS, word=TOPIC_WORD, name=f"({TOPIC_WORD})")
     return " ".join(words) or None
 
 
 def speaker_of(norm: str, speakers: Sequence[str]) -> str | None:
-    """The speaker whose words the question is about ("is Caroline talking more about ...", "did Mel mention")."""
-    for speaker in speakers:
-        if len(speaker.strip()) < 2:  # documents without a source have speaker ""
-            continue
-        name = re.escape(speaker.strip().lower())
-        if re.search(rf"\b{name}\s+(?:is\s+|was\s+|has\s+been\s+)?(?:talk|say|said|mention|discuss|bring|brought|"
-                     rf"speak|spoke|writ|wrote)\w*", norm):
-            return speaker
-    return None
+    """The speaker whose words the question is about ("is Caroline talking more about ...", "did Mel mention"):
+    the first of ``speakers`` named in full before a verb of saying."""
+    found = speaker_mentions(norm, speakers, whole_name=True, then=SAYING)
+    return found[0][2] if found else None
 
 
 def _as_time(value: str | datetime | None, tz) -> datetime | None:
