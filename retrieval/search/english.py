@@ -3,7 +3,7 @@
 Each use declares what it adds or takes away beside itself: the response prompt keeps negations
 (:mod:`retrieval.ctbls.prompts`), the planner adds the vocabulary of talking about a conversation
 (:mod:`retrieval.memory.question_parts`), the trend topic adds the words of asking about change
-(:mod:`retrieval.trends.analysis`).
+(:mod:`retrieval.trends.question`).
 """
 
 from __future__ import annotations
