@@ -2,8 +2,8 @@
 
 The planner reads a rank query and a speaker prior from these (:func:`content_query`, :func:`named_speaker`);
 the trend analysis reads its topic and the speaker it counts with other settings
-(:mod:`retrieval.trends.question`). Every function takes a normalised question
-(:func:`~retrieval.memory.time_resolver.normalise`).
+(:mod:`retrieval.trends.question`). Questions come normalised (:func:`~retrieval.memory.time_resolver.normalise`:
+lower case, number words as digits).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Absolute dates ("May 8th", "February 21, 2023", "2023-05-08") go to dateparser. The relative language
 that dateparser misses or reads as points ("last Tuesday", "over the past 3 days", "5 months ago",
-"20 sessions ago", "earlier this morning", "in May") goes through a small deterministic rule layer.
+"20 sessions ago", "earlier this morning", "in May") goes through a small deterministic rule layer
+(:mod:`retrieval.memory.time_rules`, over the vocabulary of :mod:`retrieval.memory.time_patterns`).
 Every calendar reference becomes a half-open interval ``[start, end)`` of whole days or months in
 ``now``'s time zone; session references become positions (1-based, negative from the end) or session
 ids. Phrases that look temporal but match no rule are returned as unresolved, never guessed.
