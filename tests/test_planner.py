@@ -11,8 +11,9 @@ import pytest
 from retrieval.data.conversation_log import Utterance
 from retrieval.llm import GenerationResult
 from retrieval.memory.conversation_table import utterance_frame
-from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, content_query, named_speaker, parse_margin
+from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, carry_time_reference, context_query
+from retrieval.memory.question_parts import content_query, named_speaker
 from retrieval.memory.table_ops import execute, validate_ops
 from retrieval.memory.time_resolver import TimeResolver, normalise
 

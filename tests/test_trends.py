@@ -16,15 +16,10 @@ from eval.trends import count_metrics, plant_topics
 from retrieval.data.conversation_log import Utterance
 from retrieval.llm import GenerationResult
 from retrieval.memory.time_resolver import normalise
-from retrieval.trends.analysis import (
-    TrendConfig,
-    analyse_trend,
-    enumerate_periods,
-    extract_topic,
-    load_corpus,
-    parse_trend_question,
-    period_from_question,
-)
+from retrieval.trends.analysis import TrendConfig, analyse_trend
+from retrieval.trends.corpus import load_corpus
+from retrieval.trends.periods import enumerate_periods
+from retrieval.trends.question import extract_topic, parse_trend_question, period_from_question
 from retrieval.trends.relevance import (
     binary_search_boundary,
     confirm_stratified,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from retrieval.search.english import CONTRACTION_FRAGMENTS, ENGLISH_STOP_WORDS, NEGATIONS
+
 RESPONSE_SYSTEM_PROMPT = (
     "You are a helpful assistant answering questions about a table. Use the knowledge, most relevant "
     "first, and the conversation so far to answer the query briefly, in one sentence."
@@ -25,20 +27,9 @@ RESPONSE_QUERY_TEMPLATE = "Query: {query}"
 
 DEFAULT_KNOWLEDGE_BUDGET = 512
 
-# NLTK's English list, less the negations ("no", "not", "nor", "don't", ...), which flip facts when
-# dropped, and less its contraction fragments ("s", "t", "ll", ...), which whitespace splitting never
-# produces but which a cell's value may be.
-STOP_WORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it it's its itself just me more
-    most my myself now of off on once only or other our ours ourselves out over own same she she's should
-    should've so some such than that that'll the their theirs them themselves then there these they
-    this those through to too under until up very was we were what when where which while who whom why
-    will with would you you'd you'll you're you've your yours yourself yourselves
-    """.split()
-)
+# The shared English list less the negations, which flip facts when dropped, and less the contraction
+# fragments, which whitespace splitting never produces but which a cell's value may be.
+STOP_WORDS = ENGLISH_STOP_WORDS - NEGATIONS - CONTRACTION_FRAGMENTS
 
 _PUNCTUATION = "\"'.,;:!?()[]{}"
 

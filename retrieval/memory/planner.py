@@ -16,39 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from retrieval.memory.question_parts import content_query, named_speaker
 from retrieval.memory.table_ops import Plan, validate_ops
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
 
-# Words that ask for "what was said" without naming what about: English stop words plus the vocabulary of
-# talking about a conversation (verbs of saying and recalling, nouns for a conversation and its parts,
-# politeness and acknowledgements). A question made only of these, time expressions and the speakers' names
-# wants every row of its period, not a content ranking. Compared after stemming, so "discussed" = "discuss".
-DISCOURSE_WORDS = """
-able again also anything back bit calendar can catch chat content conversation could cover curious day describe
-detail discuss discussion else enjoy everything exactly far fine get give go great happen hear help kind know let
-like lot love many may maybe meet meeting mention might mind much ok okay overview period please possible quite
-really recall recap remember remind say see seem session share something sort speak stuff subject summarise
-summarize summary sure talk tell thank thanks thing think time topic tri try update want week well whatever
-wonder would wow yeah year yep yes month
-""".split()
-
-
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-def _generic_stems() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    words = [w for w in STOPWORDS_EN_PLUS if "'" not in w] + DISCOURSE_WORDS
-    return frozenset(_stemmer().stemWords(words)) | frozenset(words)
-
-
-GENERIC_STEMS = _generic_stems()
 HOW_MANY = re.compile(r"\bhow\s+many\s+(sessions|conversations|discussions|chats|times|days|weeks|months)\b")
 COUNT_BY = {"days": "date", "weeks": "week", "months": "month"}
 
@@ -61,73 +34,6 @@ class PlannerConfig:
     # reaches 90%: a clear winner comes back alone, a close call with its rivals.
     content_margin: float | None = 0.3
     fallback_k: int = 10  # rows kept by the semantic fallback
-
-
-def question_sentence(norm: str) -> tuple[int, int]:
-    """Span of the sentence that asks (the last one ending in '?', else the last sentence) of a normalised text."""
-    bounds = [(m.start(), m.end()) for m in re.finditer(r"[^.!?]+[.!?]*", norm) if m.group(0).strip()]
-    if not bounds:
-        return 0, len(norm)
-    asking = [b for b in bounds if norm[b[0]:b[1]].rstrip().endswith("?")]
-    return (asking or bounds)[-1]
-
-
-def name_words(speaker: str) -> list[str]:
-    """The lower-case words of a participant's name that a question may use for them ("Ann Lee": ann, lee)."""
-    return [w for w in re.findall(r"[a-z]+", speaker.lower()) if len(w) > 1]
-
-
-def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = ()) -> str | None:
-    """The asking sentence without its time expressions and the participants' names, or None when it names
-    no content.
-
-    The names go because both sides address each other by name ("Wow, Melanie! ..."): a name in the query
-    pulls the other speaker's replies up. Who said it is the rank op's speaker prior instead
-    (:func:`named_speaker`). Measured on LoCoMo's single-hop and multi-hop questions, ranked within their
-    evidence days: top-1 0.552 -> 0.596, top-3 0.817 -> 0.846.
-    """
-    start, end = question_sentence(norm)
-    chars = list(norm[start:end])
-    for e in expressions:
-        for i in range(max(e.span[0], start), min(e.span[1], end)):
-            chars[i - start] = " "
-    names = {w for s in speakers for w in name_words(s)}
-    text = "".join(chars)
-    if names:
-        text = re.sub(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")(?:'s)?\b", " ", text)
-    text = re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
-    words = [w for w in re.findall(r"[a-z]+", text) if len(w) > 1]
-    content = [w for w, stem in zip(words, _stemmer().stemWords(words)) if stem not in GENERIC_STEMS]
-    return text if content else None
-
-
-def named_speaker(norm: str, speakers: Sequence[str]) -> str | None:
-    """The participant the asking sentence is about, else None: the one it names ("what did John say about
-    ..."), or, when it names both, the first unless the two are joined as one subject ("what did John tell
-    Maria", but not "what did John and Maria discuss").
-
-    Questions that name a participant are mostly about what that participant said; the content ranking
-    gives their rows a small prior (not a filter: the answer may be the other side's reply). Of LoCoMo's
-    evidence questions that name both participants apart, 53 of 64 have their evidence in the first one's
-    turns (5 in the second's, 6 in both's); on the 638 single-evidence questions of the seven held-out
-    conversations (README section 4) the rule moved top-1 from 66.8 to 67.2 and F2 at the default cut from
-    67.1 to 67.8 (recall 93.4 to 93.3).
-    """
-    start, end = question_sentence(norm)
-    sentence = norm[start:end]
-    found = []
-    for s in speakers:
-        names = name_words(s)
-        m = re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", sentence) if names else None
-        if m:
-            found.append((m.start(), m.end(), s))
-    if len(found) == 1:
-        return found[0][2]
-    if len(found) != 2:
-        return None
-    (_, first_end, first), (second_start, _, _) = sorted(found)
-    joined = re.fullmatch(r"(?:'s)?\s*(?:,|and|&|or)\s*", sentence[first_end:second_start])
-    return None if joined else first
 
 
 def parse_margin(text: str) -> float | None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from retrieval.memory.planner import question_sentence
+from retrieval.memory.question_parts import question_sentence
 from retrieval.memory.time_resolver import TimeResolver, normalise
 
 logger = logging.getLogger(__name__)

@@ -7,12 +7,12 @@ from collections.abc import Iterable, Sequence
 import bm25s
 import numpy as np
 
+from retrieval.search.english import english_stemmer
+
 
 def _stemmer():
     try:
-        import Stemmer
-
-        return Stemmer.Stemmer("english")
+        return english_stemmer()
     except ImportError:  # stemming is optional; bm25s works without it
         return None
 

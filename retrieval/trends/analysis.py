@@ -23,32 +23,21 @@ conversation log (.json). Rows with a missing or unreadable timestamp are skippe
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import re
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from retrieval.data.conversation_log import (
-    DEFAULT_SESSION_GAP,
-    SESSION_KEY,
-    Utterance,
-    as_timezone,
-    assign_sessions,
-    load_log,
-    parse_timestamp,
-)
-from retrieval.data.jsonio import DataError, iter_jsonl, read_json
+from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.memory.conversation_table import ConversationTable
-from retrieval.memory.planner import ops_for
 from retrieval.memory.table_ops import execute
-from retrieval.memory.time_resolver import TimeResolver, normalise
+from retrieval.trends.corpus import Corpus, load_corpus
+from retrieval.trends.periods import PERIOD_COLUMN, PERIODS, auto_period, enumerate_periods
+from retrieval.trends.question import as_time, parse_trend_question
 from retrieval.trends.relevance import (
     THRESHOLD_METHODS,
     Threshold,
@@ -59,301 +48,9 @@ from retrieval.trends.relevance import (
     null_threshold,
     reference_threshold,
 )
+from retrieval.trends.result import PeriodCount, TrendResult
 
-PERIODS = ("day", "week", "month", "session")
-PERIOD_COLUMN = {"day": "date", "week": "week", "month": "month", "session": "session"}
 CONFIRM_METHODS = ("none", "stratified", "binary")
-
-PERIOD_PHRASE = re.compile(r"\b(?:per|each|every|by|a|from|over)\s+(day|week|month|session)s?\b"
-                           r"|\b(daily|weekly|monthly)\b|\b(day|week|month|session)[- ](?:by|to|on)[- ]\3\b")
-_ADVERB = {"daily": "day", "weekly": "week", "monthly": "month"}
-# A question that compares or asks about change wants the window to run on to "now".
-COMPARING = re.compile(r"\b(?:than|compared?|versus|vs|since|grow\w*|ris\w*|increas\w*|decreas\w*|declin\w*|"
-                       r"more|less|fewer|trend\w*|evol\w*|chang\w*|up|down)\b")
-# Words of a trend question that say how, not what about: talking about talk, and about change over time
-# (English stop words are added from bm25s's list below).
-TREND_WORDS = frozenset("""
-talk talks talked talking discuss discusses discussed discussing discussion discussions say said speak spoke
-mention chat chats chatted chatting bring brought write wrote written tell told please show give let like really
-could would anything something everything stuff thing things topic topics subject subjects about also any what
-people person folks everyone everybody anyone someone users user customers clients they them their feeling feelings
-feel feels felt sentiment mood opinion opinions think thinking thought view views attitude attitudes growing grow
-grows grew growth grown trend trends trending rising rise rises rose falling fall falls fell declining decline
-increase increasing increased decrease decreasing decreased evolve evolves evolving evolved change changes changing
-changed often frequently frequent popular popularity interest interested buzz volume volumes much many less fewer
-most least how per each every over compared compare versus vs mentions mention mentioned mentioning saying says
-still getting gets got going up down lately recently now currently period periods daily weekly monthly day days week
-weeks month months session sessions year years time times has have had been being overall general generally amount
-number count counts chatter conversation conversations notes tweets posts messages documents meeting meetings
-""".split())
-
-
-def _topic_stop_words() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    return frozenset(STOPWORDS_EN_PLUS) | TREND_WORDS
-
-
-# ---- loading documents ---------------------------------------------------------------------------------------
-@dataclass
-class Corpus:
-    """Time-stamped documents as a conversation table, and what could not be placed in time.
-
-    ``skipped``: one ``{"where", "timestamp", "reason"}`` per row left out; ``source_ids``: response_idx ->
-    the source's own id (a CSV ``id`` column, a LoCoMo ``dia_id``), for citing.
-    """
-
-    table: ConversationTable
-    skipped: list[dict] = field(default_factory=list)
-    source_ids: dict = field(default_factory=dict)
-    path: str = ""
-
-    @property
-    def n_read(self) -> int:
-        return len(self.table) + len(self.skipped)
-
-
-def parse_document_time(raw: object, tz) -> datetime | None:
-    """A timestamp cell -> tz-aware datetime: epoch seconds (or milliseconds) or any text
-    :func:`~retrieval.data.conversation_log.parse_timestamp` reads; None when nothing reads it."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, str) and re.fullmatch(r"\s*\d{9,13}(?:\.\d+)?\s*", raw):
-        raw = float(raw)
-    if isinstance(raw, int | float):
-        if not np.isfinite(raw):
-            return None
-        seconds = raw / 1000 if raw > 1e11 else raw
-        return datetime.fromtimestamp(seconds, timezone.utc).astimezone(tz)
-    return parse_timestamp(raw, tz)
-
-
-def _read_rows(path: Path) -> list[tuple[str, dict]]:
-    if path.suffix.lower() in (".csv", ".tsv"):
-        if not path.is_file():
-            raise DataError(f"{path}: file not found")
-        with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            if reader.fieldnames is None or "text" not in reader.fieldnames:
-                raise DataError(f"{path}: needs a header row with a 'text' and a 'timestamp' column")
-            return [(f"{path}:{n}", row) for n, row in enumerate(reader, start=2)]
-    return [(f"{path}:{n}", obj) for n, obj in iter_jsonl(path)]
-
-
-def documents_to_utterances(rows: Sequence[tuple[str, dict]], tz=None,
-                            session_gap: timedelta = DEFAULT_SESSION_GAP
-                            ) -> tuple[list[Utterance], list[dict], dict[int, str]]:
-    """``(where, {text, timestamp, source?|speaker?, id?, session?})`` rows -> utterances in time order,
-    the skipped rows, and response_idx -> source id. A session column is used only when every kept row
-    has one; otherwise sessions split at silences longer than ``session_gap``."""
-    tz = as_timezone(tz)
-    kept, skipped = [], []
-    for where, row in rows:
-        text, raw = row.get("text"), row.get("timestamp")
-        if not isinstance(text, str) or not text.strip():
-            skipped.append({"where": where, "timestamp": raw, "reason": "no text"})
-            continue
-        stamp = parse_document_time(raw, tz)
-        if stamp is None:
-            missing = raw is None or (isinstance(raw, str) and not raw.strip())
-            skipped.append({"where": where, "timestamp": raw,
-                            "reason": "missing timestamp" if missing else "unparseable timestamp"})
-            continue
-        kept.append((stamp, where, row))
-    kept.sort(key=lambda x: x[0])  # stable: equal times keep file order
-    given = [row.get("session") for _, _, row in kept]
-    if kept and all(s not in (None, "") for s in given):
-        try:
-            sessions = [int(s) for s in given]
-        except (TypeError, ValueError) as e:
-            raise DataError(f"a 'session' value is not an integer: {e}") from e
-    else:
-        sessions = assign_sessions([s for s, _, _ in kept], session_gap)
-    utterances, source_ids = [], {}
-    for i, ((stamp, where, row), session) in enumerate(zip(kept, sessions)):
-        source = row.get("source", row.get("speaker")) or ""
-        doc_id = str(row.get("id") or where)
-        utterances.append(Utterance(i, session, str(source), stamp, row["text"], doc_id))
-        source_ids[i] = doc_id
-    return utterances, skipped, source_ids
-
-
-def _conversation_rows(path: Path) -> list[tuple[str, dict]]:
-    """A Zyphra-style log as document rows (per-turn ``date_time``), for logs whose reader refused a timestamp."""
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise DataError(f"{path}: only a Zyphra-style log (one conversation dict) can skip bad timestamps")
-    rows = []
-    for key in sorted(data, key=lambda k: int(m.group(1)) if (m := SESSION_KEY.fullmatch(k)) else -1):
-        m = SESSION_KEY.fullmatch(key)
-        if not m or not isinstance(data[key], list):
-            continue
-        for i, turn in enumerate(data[key]):
-            rows.append((f"{path}: {key} turn {i}", {"text": turn.get("text"), "timestamp": turn.get("date_time"),
-                                                    "speaker": turn.get("speaker"), "session": int(m.group(1)),
-                                                    "id": turn.get("dia_id")}))
-    return rows
-
-
-def load_corpus(path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None, sample: str | None = None,
-                cache_dir: str | Path | None = None, session_gap_minutes: float = 30) -> Corpus:
-    """Read documents (CSV / JSONL, ``fmt="documents"``) or a conversation log (Zyphra / LoCoMo .json) into a
-    conversation table, embedding the texts with ``encoder`` (cached in ``cache_dir``)."""
-    path = Path(path)
-    gap = timedelta(minutes=session_gap_minutes)
-    if fmt == "auto":
-        fmt = "log" if path.suffix.lower() == ".json" else "documents"
-    skipped: list[dict] = []
-    if fmt == "documents":
-        utterances, skipped, source_ids = documents_to_utterances(_read_rows(path), tz, gap)
-    elif fmt in ("log", "zyphra", "locomo"):
-        try:
-            utterances = load_log(path, "auto" if fmt == "log" else fmt, tz, sample, gap)
-            source_ids = {u.response_idx: u.turn_id for u in utterances if u.turn_id}
-        except DataError as e:
-            if "timestamp" not in str(e):
-                raise
-            utterances, skipped, source_ids = documents_to_utterances(_conversation_rows(path), tz, gap)
-    else:
-        raise ValueError(f"unknown document format {fmt!r}; use auto, documents, log, zyphra or locomo")
-    if not utterances:
-        raise DataError(f"{path}: no document with text and a readable timestamp ({len(skipped)} skipped)")
-    table = ConversationTable.from_utterances(utterances, encoder, cache_dir)
-    return Corpus(table, skipped, source_ids, str(path))
-
-
-# ---- the question ----------------------------------------------------------------------------------------------
-@dataclass
-class TrendQuery:
-    """What a trend question asks: a topic, a period (or "auto"), a window [start, end) and the table ops
-    that select the window's rows."""
-
-    question: str
-    topic: str
-    period: str
-    start: datetime | None
-    end: datetime | None
-    ops: list[dict]
-    notes: list[str] = field(default_factory=list)
-
-
-def period_from_question(norm: str) -> str | None:
-    """"per week", "weekly", "month by month", "each session" -> the period word; None when not said."""
-    m = PERIOD_PHRASE.search(norm)
-    if m is None:
-        return None
-    word = m.group(1) or m.group(2) or m.group(3)
-    return _ADVERB.get(word, word)
-
-
-def extract_topic(norm: str, spans: Sequence[tuple[int, int]], speakers: Sequence[str] = ()) -> str | None:
-    """The content words of a normalised question, without time expressions, period and trend words."""
-    chars = list(norm)
-    for a, b in spans:
-        chars[a:b] = " " * (b - a)
-    text = PERIOD_PHRASE.sub(" ", "".join(chars))
-    names = {w for s in speakers for w in re.findall(r"[a-z]+", s.lower())}
-    stop = _topic_stop_words()
-    words = [w for w in re.findall(r"[a-z0-9][a-z0-9'+#-]*", text) if w not in stop and w not in names and len(w) > 1]
-    return " ".join(words) or None
-
-
-def speaker_of(norm: str, speakers: Sequence[str]) -> str | None:
-    """The speaker whose words the question is about ("is Caroline talking more about ...", "did Mel mention")."""
-    for speaker in speakers:
-        if len(speaker.strip()) < 2:  # documents without a source have speaker ""
-            continue
-        name = re.escape(speaker.strip().lower())
-        if re.search(rf"\b{name}\s+(?:is\s+|was\s+|has\s+been\s+)?(?:talk|say|said|mention|discuss|bring|brought|"
-                     rf"speak|spoke|writ|wrote)\w*", norm):
-            return speaker
-    return None
-
-
-def _as_time(value: str | datetime | None, tz) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value if value is None or value.tzinfo else value.replace(tzinfo=tz)
-    parsed = parse_timestamp(value, tz)
-    if parsed is None:
-        raise ValueError(f"cannot read the time {value!r}; use ISO 8601, e.g. 2023-05-01")
-    return parsed
-
-
-def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] = (), period: str = "auto",
-                         topic: str | None = None, start: str | datetime | None = None,
-                         end: str | datetime | None = None) -> TrendQuery:
-    """Topic, period and window of a trend question; explicit arguments win over what the question says.
-
-    Calendar references give the window's extent (earliest start to latest end); a question with one calendar
-    reference that compares or asks about change ("than last month", "since March", "is it growing") runs the
-    window on to ``now``. A speaker named as talking ("is Caroline talking more about ...") filters the rows.
-    Session references ("over the last 10 sessions") become session operations on the table.
-    """
-    if period not in ("auto", *PERIODS):
-        raise ValueError(f"period must be auto or one of {PERIODS}")
-    norm = normalise(question)
-    expressions = TimeResolver(now).resolve(question)
-    resolved = [e for e in expressions if not e.unresolved]
-    notes = [f"time phrase not used: {e.text!r}" for e in expressions if e.unresolved
-             and not PERIOD_PHRASE.search(e.text) and e.text not in TREND_WORDS]
-    intervals = [iv for e in resolved for iv in (e.intervals or [])]
-    w_start = min((a for a, _ in intervals), default=None)
-    w_end = max((b for _, b in intervals), default=None)
-    if len(intervals) == 1 and w_end < now and COMPARING.search(norm):
-        notes.append(f"the question compares: the window runs on from {w_start.date()} to now")
-        w_end = now
-    tz = now.tzinfo
-    w_start = _as_time(start, tz) if start is not None else w_start
-    w_end = _as_time(end, tz) if end is not None else w_end
-    ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
-    if w_start is not None or w_end is not None:
-        lo = (w_start or datetime(1, 1, 2, tzinfo=tz)).isoformat()
-        hi = (w_end or now + timedelta(microseconds=1)).isoformat()
-        ops.append({"op": "between", "column": "timestamp", "ranges": [[lo, hi]]})
-    session_exprs = [e for e in resolved if e.session_ids or e.session_positions]
-    ops += [op for op in ops_for(session_exprs, now) if "session" in (op.get("column"), op.get("group"))]
-    if topic is None:
-        topic = extract_topic(norm, [e.span for e in expressions], speakers)
-        if topic is None:
-            raise ValueError(f"the question {question!r} names no topic; pass one (topic=... or --topic)")
-        notes.append(f"topic read from the question: {topic!r}")
-    who = speaker_of(norm, speakers)
-    if who is not None:
-        ops.append({"op": "filter", "column": "speaker", "cmp": "==", "value": who})
-        notes.append(f"counting what {who} says only")
-    if period == "auto":
-        period = period_from_question(norm) or ("session" if session_exprs else "auto")
-    return TrendQuery(question, topic, period, w_start, w_end, ops, notes)
-
-
-def auto_period(span: timedelta) -> str:
-    """The period for a window when the question names none: days up to 3 weeks, weeks up to 5 months, else months."""
-    if span <= timedelta(days=21):
-        return "day"
-    return "week" if span <= timedelta(days=150) else "month"
-
-
-def calendar_key(ts: pd.Timestamp | datetime, period: str) -> str:
-    """The period column's value for a time, as
-    :func:`~retrieval.memory.conversation_table.utterance_frame` writes it."""
-    if period == "day":
-        return ts.strftime("%Y-%m-%d")
-    if period == "month":
-        return ts.strftime("%Y-%m")
-    year, week, _ = ts.isocalendar()
-    return f"{year}-W{week:02d}"
-
-
-def enumerate_periods(period: str, start: datetime, end: datetime, sessions: Sequence[int] = ()) -> list:
-    """Every period from ``start`` to ``end`` (inclusive of the one ``end`` falls in), empty ones too.
-
-    Sessions: every session number from the lowest to the highest in ``sessions``.
-    """
-    if period == "session":
-        return list(range(min(sessions), max(sessions) + 1)) if len(sessions) else []
-    last = pd.Timestamp(end) - pd.Timedelta(microseconds=1) if pd.Timestamp(end) > pd.Timestamp(start) else end
-    days = pd.date_range(pd.Timestamp(start).normalize(), pd.Timestamp(last).normalize(), freq="D")
-    return list(dict.fromkeys(calendar_key(d, period) for d in days))
 
 
 # ---- the analysis ----------------------------------------------------------------------------------------------
@@ -397,58 +94,6 @@ class TrendConfig:
             raise ValueError(f"unknown trend settings {sorted(unknown)}")
         return cls(**d)
 
-
-@dataclass
-class PeriodCount:
-    """One period: its documents, the relevant ones (an expected count under LLM confirmation) and samples."""
-
-    period: str
-    n_docs: int
-    n_relevant: float
-    samples: list[dict] = field(default_factory=list)
-
-    @property
-    def share(self) -> float:
-        return self.n_relevant / self.n_docs if self.n_docs else 0.0
-
-
-@dataclass
-class TrendResult:
-    """Counts per period and everything needed to trace them."""
-
-    question: str
-    topic: str
-    period: str
-    start: str | None
-    end: str | None
-    now: str
-    threshold: Threshold
-    periods: list[PeriodCount]
-    n_window: int
-    skipped: list[dict]
-    n_read: int
-    source: str = ""
-    confirmation: dict | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def n_relevant(self) -> float:
-        return sum(p.n_relevant for p in self.periods)
-
-    def counts(self) -> dict[str, float]:
-        return {str(p.period): p.n_relevant for p in self.periods}
-
-    def sample_ids(self) -> set[int]:
-        return {s["id"] for p in self.periods for s in p.samples}
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["threshold"] = self.threshold.to_dict()
-        d["n_relevant"] = self.n_relevant
-        for p, pd_ in zip(self.periods, d["periods"]):
-            pd_["period"] = str(p.period)
-            pd_["share"] = p.share
-        return d
 
 
 def topic_scores(table: ConversationTable, topic: str) -> pd.Series:
@@ -503,7 +148,7 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     """
     config = config or TrendConfig()
     table, frame = corpus.table, corpus.table.frame
-    now = _as_time(config.now, table.tz) if config.now else table.end.to_pydatetime()
+    now = as_time(config.now, table.tz) if config.now else table.end.to_pydatetime()
     speakers = sorted(frame["speaker"].unique())
     query = parse_trend_question(question, now, speakers, config.period, config.topic, config.start, config.end)
     notes = list(query.notes)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval.trends.analysis import TrendResult
+from retrieval.trends.result import TrendResult
 
 REPORT_SYSTEM_PROMPT = ("You write short, factual trend reports from counts of documents per period. "
                         "Only state what the numbers and the quoted documents show.")

@@ -1,0 +1,61 @@
+"""What a trend analysis counts: per period, its documents, the relevant ones and samples of them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from retrieval.trends.relevance import Threshold
+
+
+@dataclass
+class PeriodCount:
+    """One period: its documents, the relevant ones (an expected count under LLM confirmation) and samples."""
+
+    period: str
+    n_docs: int
+    n_relevant: float
+    samples: list[dict] = field(default_factory=list)
+
+    @property
+    def share(self) -> float:
+        return self.n_relevant / self.n_docs if self.n_docs else 0.0
+
+
+@dataclass
+class TrendResult:
+    """Counts per period and everything needed to trace them."""
+
+    question: str
+    topic: str
+    period: str
+    start: str | None
+    end: str | None
+    now: str
+    threshold: Threshold
+    periods: list[PeriodCount]
+    n_window: int
+    skipped: list[dict]
+    n_read: int
+    source: str = ""
+    confirmation: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_relevant(self) -> float:
+        return sum(p.n_relevant for p in self.periods)
+
+    def counts(self) -> dict[str, float]:
+        return {str(p.period): p.n_relevant for p in self.periods}
+
+    def sample_ids(self) -> set[int]:
+        return {s["id"] for p in self.periods for s in p.samples}
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["threshold"] = self.threshold.to_dict()
+        d["n_relevant"] = self.n_relevant
+        for p, pd_ in zip(self.periods, d["periods"]):
+            pd_["period"] = str(p.period)
+            pd_["share"] = p.share
+        return d
+
