@@ -41,10 +41,14 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
-def run_cli(main: Callable[[], object]) -> None:
-    """Run a command; bad input ends it with one clear line (exit code 2) instead of a traceback."""
+def run_cli(main: Callable[[], object]) -> int:
+    """Run a command; bad input ends it with one clear line (exit code 2) instead of a traceback.
+
+    Returns the exit code: ``main``'s own when it returns an int, else 0 (a command that returns its results).
+    """
     try:
-        main()
+        result = main()
     except (DataError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    return result if isinstance(result, int) and not isinstance(result, bool) else 0

@@ -8,13 +8,15 @@ Spec forms (a YAML mapping or a string):
 - ``"openai:MODEL"`` or ``{"backend": "openai", "model": M, "base_url": URL, "api_key": KEY, "timeout_s": 60}``:
   an OpenAI-compatible server; unset fields come from ``OPENAI_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``.
 
-Any spec may add ``"cache": PATH`` to wrap the backend in a sqlite :class:`CachedBackend`.
+Any spec may add ``"cache": PATH`` to wrap the backend in a sqlite :class:`CachedBackend`. On the command line
+(``--llm``) a spec is one of the strings, a JSON mapping, or ``none`` (no LLM); :func:`llm_spec` reads every form.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,18 +31,44 @@ _BACKENDS = {
 }
 
 
-def load_backend(spec: Mapping[str, Any] | str) -> LLMBackend:
-    """The backend a config names; raises ``ValueError`` naming the allowed choices on a bad spec."""
-    if isinstance(spec, str):
-        kind, _, model = spec.partition(":")
-        spec = {"backend": kind, **({"model": model} if model else {})}
-    if not isinstance(spec, Mapping):
+def llm_spec(spec: Mapping[str, Any] | str | None) -> dict | None:
+    """The one reading of an LLM spec (a ``--llm`` flag, a config's ``llm`` key) as a mapping.
+
+    ``None``, ``""`` and ``"none"``: no LLM (None). A mapping, or a string holding a JSON mapping: that mapping.
+    ``"kind"`` or ``"kind:model"``: ``{"backend": kind, "model": model}``. ``ValueError`` on anything else.
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    if not isinstance(spec, str):
         raise TypeError(f"an LLM spec is a mapping or a string, got {type(spec).__name__}")
-    options = dict(spec)
+    text = spec.strip()
+    if text.lower() in ("", "none"):
+        return None
+    if text.startswith("{"):
+        try:
+            mapping = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"LLM spec {spec!r}: invalid JSON: {e.msg}") from None
+        if not isinstance(mapping, dict):
+            raise ValueError(f"LLM spec {spec!r}: expected a JSON mapping")
+        return mapping
+    kind, _, model = text.partition(":")
+    return {"backend": kind, **({"model": model} if model else {})}
+
+
+def load_backend(spec: Mapping[str, Any] | str, cache: str | None = None) -> LLMBackend:
+    """The backend a spec (:func:`llm_spec`) names, in a sqlite cache at ``cache`` (or the spec's ``cache``) when
+    given; raises ``ValueError`` naming the allowed choices on a bad spec, or when the spec says no LLM."""
+    options = llm_spec(spec)
+    if options is None:
+        raise ValueError(f"LLM spec {spec!r} names no backend; choose one of {sorted(_BACKENDS)}")
     kind = options.pop("backend", None)
-    cache = options.pop("cache", None)
+    cache = cache or options.pop("cache", None)
+    options.pop("cache", None)  # an explicit ``cache`` argument wins over the spec's
     if kind not in _BACKENDS:
-        raise ValueError(f"unknown LLM backend {kind!r} in {dict(spec)!r}; choose one of {sorted(_BACKENDS)}")
+        raise ValueError(f"unknown LLM backend {kind!r} in {spec!r}; choose one of {sorted(_BACKENDS)}")
     module, _, name = _BACKENDS[kind].partition(":")
     cls = getattr(importlib.import_module(module), name)
     allowed = {p for p in inspect.signature(cls.__init__).parameters if p != "self"}
