@@ -13,11 +13,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+from retrieval.config import option
+from retrieval.data.paths import DATA_DIR  # noqa: F401  (the benchmarks read their data from here)
 
 
 def _cpu_model() -> str:
@@ -66,11 +68,14 @@ def machine() -> dict:
     return info
 
 
-def add_run_args(parser) -> None:
-    """The flags every benchmark takes: ``--threads``, ``--seed`` and ``--output``."""
-    parser.add_argument("--threads", type=int, help="cap BLAS/OpenMP/torch threads (1 on a crowded machine)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", help="JSON report (a plot, when the benchmark draws one, goes beside it)")
+@dataclass
+class RunArguments:
+    """The settings every benchmark takes: ``--threads``, ``--seed`` and ``--output``."""
+
+    threads: int | None = option(None, "cap BLAS/OpenMP/torch threads (1 on a crowded machine)")
+    seed: int = option(0, "seed of the sampled data")
+    output: str | None = option(None, "JSON report (a plot, when the benchmark draws one, goes beside it; the "
+        "settings as NAME.config.yaml)")
 
 
 def limit_threads(n: int | None) -> int | None:

@@ -13,16 +13,16 @@ the lowest cosine between our embedding and sentence-transformers' for the same 
 
 from __future__ import annotations
 
-import argparse
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from benchmarks.common import (
     DATA_DIR,
-    add_run_args,
+    RunArguments,
     command_line,
     cpu_has_bf16,
     interleaved,
@@ -33,6 +33,7 @@ from benchmarks.common import (
     write_report,
 )
 from benchmarks.real_embeddings import utterance_texts
+from retrieval.config import option, parse_config, write_config
 
 
 def benchmark_texts(n: int, seed: int = 0) -> list[str]:
@@ -48,14 +49,18 @@ def benchmark_texts(n: int, seed: int = 0) -> list[str]:
     return texts
 
 
+@dataclass
+class EncodeArguments(RunArguments):
+    """DualEncoder.encode against SentenceTransformer.encode."""
+
+    texts: int = option(1000, "texts encoded (half tables, half utterances)")
+    batch_size: int = option(64, "encoding batch size, both encoders")
+    max_length: int = option(256, "token limit, both encoders")
+    repeats: int = option(3, "interleaved rounds")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.encode", description=__doc__.split("\n")[0])
-    parser.add_argument("--texts", type=int, default=1000)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--max-length", type=int, default=256, help="token limit, both encoders")
-    parser.add_argument("--repeats", type=int, default=3)
-    add_run_args(parser)
-    args = parser.parse_args(argv)
+    args = parse_config(EncodeArguments, argv, prog="python -m benchmarks.encode", description=__doc__)
 
     from sentence_transformers import SentenceTransformer
 
@@ -107,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
               "max_length": args.max_length, "repeats": args.repeats, "seconds": times, "results": rows,
               "table": table, "load_average_end": load_average()}
     write_report(report, args.output)
+    write_config(args)
     return report
 
 

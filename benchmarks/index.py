@@ -19,17 +19,17 @@ the subset's rows (the baseline).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import faiss
 import numpy as np
 
 from benchmarks.common import (
-    add_run_args,
+    RunArguments,
     command_line,
     interleaved,
     limit_threads,
@@ -43,6 +43,7 @@ from benchmarks.common import (
     write_report,
 )
 from benchmarks.real_embeddings import load_corpus, synthetic_like
+from retrieval.config import option, parse_config, write_config
 from retrieval.search.dense_index import DenseIndex
 
 DEFAULT_FACTORIES = ["Flat", "HNSW32", "IVF{nlist},Flat", "IVF{nlist},PQ48"]
@@ -185,21 +186,26 @@ def plot(rows: list[dict], subset_rows: list[dict], path) -> None:
     print(f"wrote {path}")
 
 
+@dataclass
+class IndexArguments(RunArguments):
+    """FAISS index types by size: build time, memory, queries/s, recall@k; subset search."""
+
+    sizes: list[int] = option([10_000, 100_000, 1_000_000], "vectors per index")
+    factories: list[str] = option(list(DEFAULT_FACTORIES), "faiss.index_factory strings ({nlist} is filled in by "
+        "size; Flat is always built)")
+    hnsw_max: int = option(100_000, "largest size to build HNSW at")
+    pq_max: int = option(100_000, "largest size to build IVF-PQ at")
+    queries: int = option(200, "OTT-QA questions searched")
+    k: int = option(10, "k of recall@k")
+    nprobe: int = option(16, "IVF lists probed")
+    ef_search: int = option(64, "HNSW efSearch")
+    subset_sizes: list[int] = option([100, 1_000, 10_000, 100_000], "ids in the subset searches")
+    subset_repeats: int = option(20, "calls timed per subset search")
+    plot: str | None = option(None, "PNG path (default: next to --output)")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.index", description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--factories", nargs="+", default=DEFAULT_FACTORIES)
-    parser.add_argument("--hnsw-max", type=int, default=100_000, help="largest size to build HNSW at")
-    parser.add_argument("--pq-max", type=int, default=100_000, help="largest size to build IVF-PQ at")
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--nprobe", type=int, default=16)
-    parser.add_argument("--ef-search", type=int, default=64)
-    parser.add_argument("--subset-sizes", type=int, nargs="+", default=[100, 1_000, 10_000, 100_000])
-    parser.add_argument("--subset-repeats", type=int, default=20)
-    parser.add_argument("--plot", help="PNG path (default: next to --output)")
-    add_run_args(parser)
-    args = parser.parse_args(argv)
+    args = parse_config(IndexArguments, argv, prog="python -m benchmarks.index", description=__doc__)
     if "Flat" not in args.factories:
         args.factories = ["Flat", *args.factories]  # the exact reference for recall
     args.factories = ["Flat"] + [f for f in args.factories if f != "Flat"]
@@ -220,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print_table(rows, title="== indices ==")
     print_table(subset_rows, title="== subset search, one query per call (ms: min and median of repeats) ==")
     write_report(report, args.output)
+    write_config(args)
     path = plot_path(args.output, args.plot)
     if path and rows and subset_rows:
         plot(rows, subset_rows, path)

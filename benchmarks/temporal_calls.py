@@ -15,16 +15,16 @@ the rows each design retrieved on the same sample, so speed is not bought with a
 
 from __future__ import annotations
 
-import argparse
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from benchmarks.common import (
     DATA_DIR,
-    add_run_args,
+    RunArguments,
     command_line,
     limit_threads,
     load_average,
@@ -34,6 +34,7 @@ from benchmarks.common import (
     write_report,
 )
 from eval.temporal import question_scores
+from retrieval.config import option, parse_config, write_config
 from retrieval.data.zyphra_temporal import log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, RulePlanner
@@ -80,15 +81,19 @@ def sample(log: str, n: int, seed: int) -> list:
     return [q for k in kinds for q in rng.sample([x for x in questions if x.kind == k], per)]
 
 
+@dataclass
+class TemporalCallsArguments(RunArguments):
+    """Our temporal question answering (rules + one LLM answer) against the paper's (LLM rewrite, plan, answer)."""
+
+    log: str = option("26", "the Zyphra log (id) the questions come from")
+    n_questions: int = option(6, "questions, sampled evenly over the three kinds", aliases=["--questions"])
+    llm: str | dict = option("smollm2", "LLM spec (retrieval.llm.load_backend)")
+    answer_rows: int = option(10, "retrieved rows in the answer prompt")
+    answer_tokens: int = option(64, "answer length limit, tokens")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.temporal_calls", description=__doc__.split("\n")[0])
-    parser.add_argument("--log", default="26")
-    parser.add_argument("--questions", type=int, default=6, help="sampled evenly over the three kinds")
-    parser.add_argument("--llm", default="smollm2", help="LLM backend spec (retrieval.llm.load_backend)")
-    parser.add_argument("--answer-rows", type=int, default=10)
-    parser.add_argument("--answer-tokens", type=int, default=64)
-    add_run_args(parser)
-    args = parser.parse_args(argv)
+    args = parse_config(TemporalCallsArguments, argv, prog="python -m benchmarks.temporal_calls", description=__doc__)
 
     from retrieval.data.conversation_log import read_zyphra_log
     from retrieval.llm import load_backend
@@ -101,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     start = time.perf_counter()
     llm = CountingBackend(load_backend(args.llm))
     load_s = time.perf_counter() - start
-    questions = sample(args.log, args.questions, args.seed)
+    questions = sample(args.log, args.n_questions, args.seed)
     now = memory.resolve_now(None)
     memory.ask("What did we discuss on the first of May?")  # warm-ups: dateparser's data, the LLM's first call
     answer(llm, "warm-up", table.frame.head(1), 1, 4)
@@ -168,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
               "kinds": [q.kind for q in questions], "results": rows_out, "llm_calls_by_stage": by_stage,
               **summary, "seconds": per_design, "table": table_text, "load_average_end": load_average()}
     write_report(report, args.output)
+    write_config(args)
     return report
 
 

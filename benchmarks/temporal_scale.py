@@ -15,11 +15,11 @@ semantic search alone (encode + flat search of the whole table, the paper's base
 
 from __future__ import annotations
 
-import argparse
 import gc
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
@@ -27,7 +27,7 @@ import pandas as pd
 
 from benchmarks.common import (
     DATA_DIR,
-    add_run_args,
+    RunArguments,
     command_line,
     limit_threads,
     load_average,
@@ -40,6 +40,7 @@ from benchmarks.common import (
     write_report,
 )
 from benchmarks.real_embeddings import load_corpus
+from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance
 from retrieval.data.zyphra_temporal import read_questions
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
@@ -183,20 +184,24 @@ def plot(rows: list[dict], path) -> None:
     print(f"wrote {path}")
 
 
+@dataclass
+class TemporalScaleArguments(RunArguments):
+    """Temporal questions on large synthetic conversation tables: plan, filter and rank latency, memory."""
+
+    rows: list[int] = option([100_000, 1_000_000], "rows of the synthetic tables")
+    years: float = option(10.0, "years the synthetic sessions span")
+    n_questions: int = option(60, "questions, sampled evenly over the three kinds", aliases=["--questions"])
+    real_log: str = option("26", "the one real log measured beside the large tables")
+    plot: str | None = option(None, "PNG path (default: next to --output)")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.temporal_scale", description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--years", type=float, default=10.0)
-    parser.add_argument("--questions", type=int, default=60, help="sampled evenly over the three kinds")
-    parser.add_argument("--real-log", default="26", help="the one real log measured beside the large tables")
-    parser.add_argument("--plot")
-    add_run_args(parser)
-    args = parser.parse_args(argv)
+    args = parse_config(TemporalScaleArguments, argv, prog="python -m benchmarks.temporal_scale", description=__doc__)
 
     limit_threads(args.threads)
     encoder = load_encoder()
     corpus = load_corpus(encoder)
-    questions = sample_questions(args.questions, args.seed)
+    questions = sample_questions(args.n_questions, args.seed)
     report = {"command": command_line("benchmarks.temporal_scale", argv), "machine": machine(), "threads": args.threads,
               "encoder": encoder.identity, "questions": len(questions),
               "kinds": pd.Series([q.kind for q in questions]).value_counts().to_dict()}
@@ -219,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                        "ranked_total_p95_ms", "semantic_only_median_ms", "load"],
                 title="== temporal questions by table size ==")
     write_report(report, args.output)
+    write_config(args)
     path = plot_path(args.output, args.plot)
     if path:
         plot(rows, path)

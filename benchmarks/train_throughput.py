@@ -19,18 +19,27 @@ imports it).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.common import command_line, limit_threads, load_average, machine, print_table, write_report  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    RunArguments,
+    command_line,
+    limit_threads,
+    load_average,
+    machine,
+    print_table,
+    write_report,
+)
+from retrieval.config import option, parse_config, write_config  # noqa: E402
 
 
 def training_pairs(n: int, seed: int) -> list[dict]:
@@ -113,18 +122,22 @@ def run_sentence_transformers(pairs: list[dict], batch: int, max_length: int, st
     return starts
 
 
+@dataclass
+class TrainThroughputArguments(RunArguments):
+    """Our training loop against the sentence-transformers trainer, pairs per second."""
+
+    seed: int = option(42, "seed of the pairs and the models")
+    batch_size: int = option(16, "pairs per step")
+    max_length: int = option(64, "token limit")
+    steps: int = option(10, "steps per run")
+    warmup: int = option(2, "steps left out of the timing")
+    repeats: int = option(2, "interleaved rounds")
+    learning_rate: float = option(2e-5, "AdamW learning rate, both trainers")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.train_throughput", description=__doc__.split("\n")[0])
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-length", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2, help="steps left out of the timing")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--learning-rate", type=float, default=2e-5)
-    parser.add_argument("--threads", type=int, help="cap BLAS/OpenMP/torch threads (1 on a crowded machine)")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--output")
-    args = parser.parse_args(argv)
+    args = parse_config(TrainThroughputArguments, argv, prog="python -m benchmarks.train_throughput",
+                        description=__doc__)
 
     limit_threads(args.threads)
     pairs = training_pairs(args.batch_size * args.steps, args.seed)
@@ -151,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
               "warmup": args.warmup, "pairs_per_s": rates, "ratios": ratios, "results": rows, "table": table,
               "load_per_run": loads}
     write_report(report, args.output)
+    write_config(args)
     return report
 
 

@@ -12,15 +12,17 @@ LoCoMo's temporal questions; one temporal-trend question with its plot.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from eval.retrieval import print_results
+from retrieval.config import option, parse_config
+from retrieval.data.paths import DATA_DIR
 
 RUNS = Path("runs/demo")
 
@@ -35,12 +37,17 @@ def stage(name: str, cmd: list[str], done: Path | None, force: bool) -> None:
     print(f"({name}: {time.perf_counter() - started:.0f} s)", flush=True)
 
 
+@dataclass
+class DemoArguments:
+    """The main job end to end on the default data and the packaged models."""
+
+    force: bool = option(False, "rerun stages whose outputs exist")
+    data_dir: str = option(str(DATA_DIR), "folder holding ottqa/, zyphra_temporal/, locomo/")
+    llm: str = option("smollm2", "LLM for the answered turns and the response grid")
+
+
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--force", action="store_true", help="rerun stages whose outputs exist")
-    p.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    p.add_argument("--llm", default="smollm2", help="LLM for the answered turns and the response grid")
-    a = p.parse_args(argv)
+    a = parse_config(DemoArguments, argv, prog="python -m eval.demo", description=__doc__)
     py = sys.executable
     accelerate = [py, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1", "--num_machines", "1",
                   "--mixed_precision", "no", "--dynamo_backend", "no"]
@@ -50,16 +57,16 @@ def main(argv: list[str] | None = None) -> None:
     dtr, tracker = RUNS / "dtr", RUNS / "state_tracker"
 
     stage("train the Dense Table Retriever",
-          accelerate + ["train/dtr.py", "--config", "configs/dtr.yaml", "--output_dir", str(dtr),
-                        "--data_dir", str(data)], dtr / "all_results.json", a.force)
+          accelerate + ["train/dtr.py", "--config", "configs/dtr.yaml", "--output-dir", str(dtr),
+                        "--data-dir", str(data)], dtr / "all_results.json", a.force)
     stage("evaluate table retrieval: BM25, untuned encoder, DTR",
-          [py, "-m", "eval.retrieval", "--checkpoint", str(dtr), *ottqa_files, "--split", "test", "--bf16",
+          [py, "-m", "eval.retrieval", "--dtr", str(dtr), *ottqa_files, "--split", "test", "--bf16",
            "--output", str(RUNS / "eval_retrieval.json")], RUNS / "eval_retrieval.json", a.force)
     stage("train the cell state tracker",
-          accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker.yaml", "--output_dir",
-                        str(tracker), "--data_dir", str(data)], tracker / "all_results.json", a.force)
+          accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker.yaml", "--output-dir",
+                        str(tracker), "--data-dir", str(data)], tracker / "all_results.json", a.force)
     stage("evaluate state tracking: BM25, untuned encoder, tracker; gold and DTR tables",
-          [py, "-m", "eval.state_tracking", "--checkpoint", str(tracker), "--dtr", str(dtr), "--dtr-pool", "split",
+          [py, "-m", "eval.state_tracking", "--tracker", str(tracker), "--dtr", str(dtr), "--dtr-pool", "split",
            *ottqa_files,
            "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
            "--output", str(RUNS / "eval_state_tracking.json")], RUNS / "eval_state_tracking.json", a.force)
@@ -81,19 +88,19 @@ def main(argv: list[str] | None = None) -> None:
     content = RUNS / "dialogue_retriever_no_conv26"
     stage("train the temporal memory's content encoder on LoCoMo conversations 44, 47, 48",
           accelerate + ["train/dialogue_retriever.py", "--config", "configs/dialogue_retriever.yaml",
-                        "--train_samples", "conv-44,conv-47,conv-48", "--output_dir", str(content),
-                        "--data_dir", str(data)], content / "all_results.json", a.force)
+                        "--train-samples", "conv-44,conv-47,conv-48", "--output-dir", str(content),
+                        "--data-dir", str(data)], content / "all_results.json", a.force)
     stage("evaluate temporal memory on log 26 with the tuned content encoder",
           temporal + ["--encoder", str(content), "--output", str(RUNS / "eval_temporal_tuned.json")],
           RUNS / "eval_temporal_tuned.json", a.force)
     stage("LoCoMo temporal questions: time-aware against semantic-only retrieval",
-          [py, "-m", "eval.locomo_temporal", "--data", str(data / "locomo" / "locomo_open.json"),
+          [py, "-m", "eval.locomo_temporal", "--locomo", str(data / "locomo" / "locomo_open.json"),
            "--output", str(RUNS / "eval_locomo_temporal.json")], RUNS / "eval_locomo_temporal.json", a.force)
     stage("a temporal-trend question, with its plot and report",
           [py, "-m", "retrieval.trends.analysis", "ask", "--docs",
            str(data / "zyphra_temporal" / "ConversationData" / "26.json"),
            "How often did we talk about painting, session by session?", "--llm", "none",
-           "--out", str(RUNS / "trends_painting")], RUNS / "trends_painting" / "report.md", a.force)
+           "--output-dir", str(RUNS / "trends_painting")], RUNS / "trends_painting" / "report.md", a.force)
 
     print("\n=== summary")
     print_results(json.loads((RUNS / "eval_retrieval.json").read_text()))

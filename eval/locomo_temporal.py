@@ -1,6 +1,7 @@
 """LoCoMo's temporal questions (category 2): recall@k of the evidence turns, time-aware against semantic only.
 
-    python -m eval.locomo_temporal --data ../shared/data/locomo/locomo_open.json --output runs/locomo_temporal.json
+    python -m eval.locomo_temporal --locomo ../shared/data/locomo/locomo_open.json --output runs/locomo_temporal.json
+    ctbls-eval-locomo-temporal --samples conv-26 conv-30 --output runs/locomo_temporal_a.json   # a console script
 
 - ``semantic``: dense search over every turn of the conversation with the question;
 - ``semantic_meta``: the same over turns with their session and date written into the text;
@@ -13,19 +14,21 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from eval.report import read_reports, require_disjoint
+from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
+from retrieval.data.paths import LOCOMO_FILE
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
@@ -100,24 +103,29 @@ def merge_reports(reports: list[dict]) -> dict:
             "results": results}
 
 
+@dataclass
+class LocomoTemporalArguments:
+    """LoCoMo's temporal questions: recall@k of the evidence turns."""
+
+    locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON (locomo_open.json)", aliases=["--data"])
+    encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    cache_dir: str = option("runs/cache/temporal", "embedding cache ('' for none)")
+    samples: list[str] | None = option(None, "sample ids to evaluate (default: all)")
+    ks: list[int] = option([1, 5, 10, 20], "k of recall@k")
+    merge: list[str] | None = option(None, "print (and --output) one report merged from reports of runs over disjoint "
+        "--samples", metavar="REPORT")
+    output: str | None = option(None, "write the results as JSON here")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.locomo_temporal", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="../shared/data/locomo/locomo_open.json")
-    parser.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    parser.add_argument("--cache-dir", default="runs/cache/temporal")
-    parser.add_argument("--samples", nargs="+", help="sample ids to evaluate (default: all)")
-    parser.add_argument("--ks", type=int, nargs="+", default=[1, 5, 10, 20])
-    parser.add_argument("--merge", nargs="+", metavar="REPORT",
-                        help="print (and --output) one report merged from reports of runs over disjoint --samples")
-    parser.add_argument("--output")
-    args = parser.parse_args(argv)
+    args = parse_config(LocomoTemporalArguments, argv, prog="python -m eval.locomo_temporal", description=__doc__)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         if args.merge:
             report = merge_reports(read_reports(args.merge, ("samples", "results", "n_questions")))
             args.ks = [int(k.split("@")[1]) for k in next(iter(report["results"].values()))]
         else:
-            report = evaluate(args.data, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
+            report = evaluate(args.locomo, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -129,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(report, indent=2))
+        write_config(args)
     return 0
 
 

@@ -8,11 +8,18 @@ without being about it ("my car broke down", "the solar eclipse"): they count as
 
 Rate patterns say how a topic's share of the utterances changes over a log's time span (position t in
 [0, 1]): rising, falling, a spike, flat, and absent-then-appearing (a step). None of this is tuned to a method.
+:func:`plant_topics` adds the topics' utterances to a log's sessions at those rates and records the truth.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from datetime import timedelta
+
+import numpy as np
+
+from retrieval.data.conversation_log import Utterance
 
 FRAMES = [
     "I've been reading a lot about {s} lately.",
@@ -114,3 +121,39 @@ def topic_sentence(topic: str, frames: list[str], rng: random.Random) -> str:
     spec = TOPICS[topic]
     text = rng.choice(frames).format(s=rng.choice(spec["subjects"]), c=rng.choice(spec["claims"]))
     return text[0].upper() + text[1:]
+
+
+def plant_topics(utterances: Sequence[Utterance], frames: list[str], rng: random.Random, peak: float = 0.08,
+                 near_miss_rate: float = 0.01) -> tuple[list[Utterance], dict[int, str], dict[str, dict]]:
+    """Add topic utterances (and near misses) to a log's sessions at pattern rates.
+
+    Returns the utterances (real + planted), truth (response_idx -> topic, or "near_miss:<topic>") and each
+    topic's pattern. A session at time position t in [0, 1] of the log gets Poisson(rate(t) * its size)
+    utterances of a topic, at uniform random times inside the session.
+    """
+    nrng = np.random.default_rng(rng.randrange(2**32))
+    by_session: dict[int, list[Utterance]] = {}
+    for u in utterances:
+        by_session.setdefault(u.session, []).append(u)
+    t0, t1 = min(u.timestamp for u in utterances), max(u.timestamp for u in utterances)
+    patterns = dict(zip(TOPICS, rng.sample(PATTERNS, len(PATTERNS))))
+    specs = {topic: {"pattern": p, "centre": round(rng.uniform(0.3, 0.7), 3), "peak": peak}
+             for topic, p in patterns.items()}
+    out, truth = list(utterances), {}
+    next_id = max(u.response_idx for u in utterances) + 1
+    for session, turns in sorted(by_session.items()):
+        start, end = turns[0].timestamp, turns[-1].timestamp
+        t = (start - t0) / (t1 - t0) if t1 > t0 else 0.0
+        speakers = sorted({u.speaker for u in turns})
+        for topic, spec in specs.items():
+            n_topic = nrng.poisson(pattern_rate(spec["pattern"], t, peak, spec["centre"]) * len(turns))
+            n_miss = nrng.poisson(near_miss_rate * len(turns))
+            texts = [(topic, topic_sentence(topic, frames, rng)) for _ in range(n_topic)]
+            texts += [(f"near_miss:{topic}", rng.choice(TOPICS[topic]["near_misses"])) for _ in range(n_miss)]
+            for label, text in texts:
+                offset = rng.uniform(0, max((end - start).total_seconds(), 60.0))
+                out.append(Utterance(next_id, session, rng.choice(speakers), start + timedelta(seconds=offset), text,
+                                     f"planted:{label}"))
+                truth[next_id] = label
+                next_id += 1
+    return out, truth, specs

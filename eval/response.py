@@ -3,6 +3,7 @@
     python -m eval.response --dtr runs/dtr --tracker runs/state_tracker [--llm smollm2]
         [--split test] [--max-conversations N] [--output runs/eval_response.json]
         [--predictions runs/eval_response.jsonl] [--cache runs/cache/generations.sqlite]
+    ctbls-eval-response ...        # the same, as a console script
 
 Every turn of every OTT-QA conversation of the split is answered by the LLM in these settings:
 
@@ -27,18 +28,20 @@ finishes and reports how many failed per setting.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import logging
+import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from rouge_score import rouge_scorer
 
 from eval.report import run_cli, write_json
+from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, index_cells, response_messages
 from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
@@ -219,29 +222,34 @@ def print_results(results: dict) -> None:
           f"({d['distinct_prompts']} distinct prompts, {d['cached_generations']} answered from the cache)")
 
 
+@dataclass(kw_only=True)
+class ResponseEvalArguments:
+    """cTBLS responses: ROUGE against the reference answers, per knowledge and table setting."""
+
+    dtr: str = option(help="Dense Table Retriever checkpoint folder")
+    tracker: str = option(help="cell state tracker checkpoint folder")
+    llm: str | dict = option("smollm2", "LLM spec: 'smollm2', 'openai:MODEL', or a JSON mapping")
+    cache: str = option("runs/cache/generations.sqlite", "sqlite generation cache ('' for none)")
+    tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
+    questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
+    passages: str = option(str(DATA / "passages_dev.jsonl"), "linked page intros ('' for none)")
+    split: str = option("test", "the split's conversations", choices=("train", "val", "test", "all"))
+    pool: str = option("split", "tables BM25 and the DTR search: the split's conversations' tables, or all of --tables",
+        choices=("all", "split"))
+    max_conversations: int | None = option(None, "only the first N conversations")
+    max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "answer length limit, tokens")
+    temperature: float = option(0.0, "0 = greedy, deterministic")
+    knowledge_budget: int = option(DEFAULT_KNOWLEDGE_BUDGET, "tokens of knowledge")
+    system_prompt: str = option(RESPONSE_SYSTEM_PROMPT, "the LLM's system prompt")
+    cache_dir: str = option("runs/cache", "table and cell embedding cache ('' to disable)")
+    batch_size: int = option(64, "encoder batch size")
+    chunk: int = option(16, "prompts per LLM call (progress and cache granularity)")
+    output: str | None = option(None, "JSON file for the results")
+    predictions: str | None = option(None, "JSONL file for every turn's tables, cells and answers")
+
+
 def main(argv: list[str] | None = None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dtr", required=True, help="Dense Table Retriever checkpoint folder")
-    p.add_argument("--tracker", required=True, help="cell state tracker checkpoint folder")
-    p.add_argument("--llm", default="smollm2", help="LLM spec: 'smollm2', 'openai:MODEL', or a JSON mapping")
-    p.add_argument("--cache", default="runs/cache/generations.sqlite", help="sqlite generation cache ('' for none)")
-    p.add_argument("--tables", default=str(DATA / "tables.jsonl"))
-    p.add_argument("--questions", default=str(DATA / "questions_dev.json"))
-    p.add_argument("--passages", default=str(DATA / "passages_dev.jsonl"), help="linked page intros ('' for none)")
-    p.add_argument("--split", default="test", help="train, val, test or all")
-    p.add_argument("--pool", choices=("all", "split"), default="split",
-                   help="tables BM25 and the DTR search: the split's conversations' tables, or all of --tables")
-    p.add_argument("--max-conversations", type=int, help="only the first N conversations (file order)")
-    p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
-    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy, deterministic")
-    p.add_argument("--knowledge-budget", type=int, default=DEFAULT_KNOWLEDGE_BUDGET, help="tokens of knowledge")
-    p.add_argument("--system-prompt", default=RESPONSE_SYSTEM_PROMPT)
-    p.add_argument("--cache-dir", default="runs/cache", help="table and cell embedding cache ('' to disable)")
-    p.add_argument("--batch-size", type=int, default=64, help="encoder batch size")
-    p.add_argument("--chunk", type=int, default=16, help="prompts per LLM call (progress and cache granularity)")
-    p.add_argument("--output", help="JSON file for the results")
-    p.add_argument("--predictions", help="JSONL file for every turn's tables, cells and answers")
-    a = p.parse_args(argv)
+    a = parse_config(ResponseEvalArguments, argv, prog="python -m eval.response", description=__doc__)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     tables = load_tables(a.tables)
@@ -252,10 +260,7 @@ def main(argv: list[str] | None = None) -> dict:
     in_split = sorted({c.table_id for c in conversations})
     if a.max_conversations is not None:
         conversations = conversations[:a.max_conversations]
-    spec = json.loads(a.llm) if a.llm.lstrip().startswith("{") else a.llm
-    if a.cache:
-        spec = {**(spec if isinstance(spec, dict) else _spec_mapping(spec)), "cache": a.cache}
-    llm = load_backend(spec)
+    llm = load_backend(a.llm, cache=a.cache or None)
     results, records = evaluate(
         conversations, tables, passages, DenseTableRetriever.from_pretrained(a.dtr),
         CellStateTracker.from_pretrained(a.tracker), llm, pool=in_split if a.pool == "split" else None,
@@ -269,13 +274,13 @@ def main(argv: list[str] | None = None) -> dict:
     if a.predictions:
         Path(a.predictions).parent.mkdir(parents=True, exist_ok=True)
         Path(a.predictions).write_text("".join(json.dumps(r) + "\n" for r in records))
+    write_config(a)
     return results
 
 
-def _spec_mapping(spec: str) -> dict:
-    kind, _, model = spec.partition(":")
-    return {"backend": kind, **({"model": model} if model else {})}
+def cli() -> int:
+    return run_cli(main)
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    sys.exit(cli())

@@ -1,7 +1,7 @@
 """Evaluate table retrieval: BM25, the untuned encoder, the trained DTR and their fusion, side by side.
 
-    python -m eval.retrieval --checkpoint runs/dtr [--tables FILE] [--questions FILE] [--split test]
-        [--output runs/dtr/eval_retrieval.json]
+    python -m eval.retrieval --dtr runs/dtr [--tables FILE] [--questions FILE] [--split test]
+        [--output runs/dtr/eval_retrieval.json]        # or: ctbls-eval-retrieval ...
 
 Two candidate pools: every table in ``--tables`` ("all_tables") and only the tables of
 the evaluated split ("split_tables", the cTBLS paper's setting). Every question of the
@@ -10,14 +10,16 @@ split is a query; the ``first_turn_*`` metrics use only each conversation's firs
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
+import sys
+from dataclasses import dataclass
 
 import torch
 
 from eval.report import print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
+from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
@@ -88,24 +90,38 @@ def print_results(results: dict) -> None:
     print(json.dumps(results["_data"]))
 
 
+SPLITS = ("train", "val", "test", "all")
+
+
+@dataclass
+class RetrievalEvalArguments:
+    """Table retrieval: BM25, the untuned encoder, the trained DTR and their fusion."""
+
+    dtr: str | None = option(None, "trained DTR folder (omit to compare BM25 and the untuned encoder only)",
+        aliases=["--checkpoint"])
+    tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
+    questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
+    split: str = option("test", "the split's conversations", choices=SPLITS)
+    baseline: str = option("packaged:minilm", "the untuned encoder")
+    cache_dir: str = option("runs/cache", "document embedding cache ('' to disable)")
+    batch_size: int = option(64, "encoder batch size")
+    bf16: bool = option(False, "encode under bf16 autocast (faster on CPUs with BF16)")
+    output: str | None = option(None, "JSON file for the results")
+
+
 def main(argv: list[str] | None = None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checkpoint", help="trained DTR folder (omit to compare BM25 and the untuned encoder only)")
-    p.add_argument("--tables", default=str(DATA / "tables.jsonl"))
-    p.add_argument("--questions", default=str(DATA / "questions_dev.json"))
-    p.add_argument("--split", default="test", help="train, val, test or all")
-    p.add_argument("--baseline", default="packaged:minilm", help="the untuned encoder")
-    p.add_argument("--cache-dir", default="runs/cache", help="document embedding cache ('' to disable)")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--bf16", action="store_true", help="encode under bf16 autocast (faster on CPUs with BF16)")
-    p.add_argument("--output", help="JSON file for the results")
-    a = p.parse_args(argv)
-    results = evaluate(a.checkpoint, a.tables, a.questions, None if a.split == "all" else a.split,
+    a = parse_config(RetrievalEvalArguments, argv, prog="python -m eval.retrieval", description=__doc__)
+    results = evaluate(a.dtr, a.tables, a.questions, None if a.split == "all" else a.split,
                        a.baseline, a.cache_dir or None, a.batch_size, a.bf16)
     print_results(results)
     write_json(a.output, results)
+    write_config(a)
     return results
 
 
+def cli() -> int:
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    run_cli(main)
+    sys.exit(cli())

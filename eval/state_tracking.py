@@ -1,10 +1,11 @@
 """Evaluate the coarse cell state tracker: BM25, the untuned encoder, the trained tracker and the
 reciprocal rank fusion of BM25 and the tracker, side by side.
 
-    python -m eval.state_tracking --checkpoint runs/state_tracker [--dtr runs/dtr] [--questions FILE]
+    python -m eval.state_tracking --tracker runs/state_tracker [--dtr runs/dtr] [--questions FILE]
         [--tables FILE] [--passages FILE] [--split test] [--output runs/state_tracker/eval_state_tracking.json]
-    python -m eval.state_tracking --checkpoint runs/state_tracker --hybridialogue experimental_data.json
-    python -m eval.state_tracking --checkpoint runs/state_tracker --history-turns 0   # anchor = the query alone
+    python -m eval.state_tracking --tracker runs/state_tracker --hybridialogue experimental_data.json
+    python -m eval.state_tracking --tracker runs/state_tracker --history-turns 0   # anchor = the query alone
+    ctbls-eval-state-tracking ...                                                   # the same, as a console script
 
 Every turn of every OTT-QA conversation of the split is a query: its anchor is the earlier
 turns (with their reference answers) and the current query, its candidates the cells of a
@@ -22,15 +23,16 @@ without a passage are counted in ``cells``.
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from eval.report import print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
+from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.hybridialogue import load_hybridialogue
@@ -177,34 +179,42 @@ def evaluate_hybridialogue(checkpoint: str | None, path: str, baseline: str, cac
 
 
 def _history_turns(text: str) -> int | str | None:
+    if text not in ("saved", "all") and not text.isdigit():
+        raise ValueError(f"expected 'saved', 'all' or a number of turns, got {text!r}")
     return text if text == "saved" else None if text == "all" else int(text)
 
 
+@dataclass
+class StateTrackingEvalArguments:
+    """Cell state tracking: BM25, the untuned encoder, the trained tracker and their fusion."""
+
+    tracker: str | None = option(None, "trained tracker folder (omit to compare BM25 and the untuned encoder)",
+        aliases=["--checkpoint"])
+    dtr: str | None = option(None, "DTR folder, or 'untuned', for the end-to-end setting (omit to skip it)")
+    dtr_pool: str = option("all", "tables the DTR chooses from: all of --tables, or the split's",
+        choices=("all", "split"))
+    tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
+    questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
+    passages: str = option(str(DATA / "passages_dev.jsonl"), "linked page intros ('' for none)")
+    hybridialogue: str | None = option(None, "a HybriDialogue experimental_data.json: rank its own candidates")
+    split: str = option("test", "the split's conversations", choices=("train", "val", "test", "all"))
+    baseline: str = option("packaged:minilm", "the untuned encoder")
+    cache_dir: str = option("runs/cache", "cell and table embedding cache ('' to disable)")
+    batch_size: int = option(64, "encoder batch size")
+    history_turns: int | str | None = option("saved", "earlier turns in the anchor: 'saved' (the checkpoint's "
+        "setting), 'all' or N (an ablation)", parse=_history_turns, metavar="saved|all|N")
+    output: str | None = option(None, "JSON file for the results")
+
+
 def main(argv: list[str] | None = None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checkpoint", help="trained tracker folder (omit to compare BM25 and the untuned encoder)")
-    p.add_argument("--dtr", help="DTR folder, or 'untuned', for the end-to-end setting (omit to skip it)")
-    p.add_argument("--dtr-pool", default="all", choices=["all", "split"],
-                   help="tables the DTR chooses from: all of --tables, or the split's")
-    p.add_argument("--tables", default=str(DATA / "tables.jsonl"))
-    p.add_argument("--questions", default=str(DATA / "questions_dev.json"))
-    p.add_argument("--passages", default=str(DATA / "passages_dev.jsonl"), help="linked page intros ('' for none)")
-    p.add_argument("--hybridialogue", help="a HybriDialogue experimental_data.json: rank its own candidates")
-    p.add_argument("--split", default="test", help="train, val, test or all")
-    p.add_argument("--baseline", default="packaged:minilm", help="the untuned encoder")
-    p.add_argument("--cache-dir", default="runs/cache", help="cell and table embedding cache ('' to disable)")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--history-turns", default="saved",
-                   help="earlier turns in the anchor: 'saved' (the checkpoint's setting), 'all' or N (an ablation)")
-    p.add_argument("--output", help="JSON file for the results")
-    a = p.parse_args(argv)
+    a = parse_config(StateTrackingEvalArguments, argv, prog="python -m eval.state_tracking", description=__doc__)
     cache = a.cache_dir or None
     if a.hybridialogue:
-        results = evaluate_hybridialogue(a.checkpoint, a.hybridialogue, a.baseline, cache, a.batch_size)
+        results = evaluate_hybridialogue(a.tracker, a.hybridialogue, a.baseline, cache, a.batch_size)
     else:
-        results = evaluate_ottqa(a.checkpoint, a.tables, a.questions, a.passages or None,
+        results = evaluate_ottqa(a.tracker, a.tables, a.questions, a.passages or None,
                                  None if a.split == "all" else a.split, a.baseline, a.dtr, cache, a.batch_size,
-                                 a.dtr_pool, _history_turns(a.history_turns))
+                                 a.dtr_pool, a.history_turns)
     n = results["_data"]["turns_scored"]
     for setting, rows in results.items():
         if setting.startswith("_"):
@@ -216,8 +226,13 @@ def main(argv: list[str] | None = None) -> dict:
             print(json.dumps(rows["_table_found"]))
     print(json.dumps(results["_data"]))
     write_json(a.output, results)
+    write_config(a)
     return results
 
 
+def cli() -> int:
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    run_cli(main)
+    sys.exit(cli())

@@ -2,6 +2,7 @@
 
     python -m eval.temporal --data-dir ../shared/data/zyphra_temporal --output runs/temporal.json
     python -m eval.temporal --data-dir DIR --logs 26 28 --llm smollm2 --llm-sample 20
+    python -m eval.temporal --config configs/temporal.yaml --output runs/temporal.json   # or: ctbls-eval-temporal
 
 Methods, all in one run, on every version (paraphrase) of every question:
 - ``rule``: the rule planner (time expressions -> table operations; content ranking when named, keeping at most
@@ -20,7 +21,6 @@ each call with an empty query cache (query encoding included; warm process, date
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import random
@@ -28,21 +28,22 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from eval.report import read_reports, require_disjoint
+from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import DataError
+from retrieval.data.paths import ZYPHRA_DIR
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, context_query
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.memory.temporal_memory import RANKERS, TemporalMemory, load_encoder
 from retrieval.search.metrics import f_beta, precision, recall
 
 logger = logging.getLogger("eval.temporal")
@@ -51,22 +52,29 @@ HANDLINGS = {"original": "none", "context": "context", "rewrite": "carry"}
 
 @dataclass
 class TemporalEvalConfig:
-    data_dir: str = "../shared/data/zyphra_temporal"
-    logs: list[str] | None = None
-    encoder: str | None = None  # None: the packaged MiniLM
-    cache_dir: str | None = "runs/cache/temporal"
-    content_k: int = PlannerConfig.content_k
-    content_margin: float | None = PlannerConfig.content_margin
-    fallback_k: int = PlannerConfig.fallback_k
-    ranker: str = "hybrid"  # content ranking: hybrid (dense + BM25, reciprocal rank fusion), dense or bm25
-    turns: bool = True  # also rank each utterance with the turn it follows (a second index)
-    content_cutoffs: list[int] = field(default_factory=lambda: [1, 3, 5, 10])  # time+content: also the top c
-    semantic_ks: list[int] = field(default_factory=lambda: [10, 20, 30])
-    llm: str | None = None
-    llm_sample: int = 20
-    latency_sample: int = 100  # questions per log timed with a cold query cache
-    seed: int = 0
-    output: str | None = None
+    """Temporal memory on Zyphra's TemporalMemoryDataset (``configs/temporal.yaml``; flags override)."""
+
+    data_dir: str = option(str(ZYPHRA_DIR), "a folder in Zyphra's layout (ConversationData/, TestData/)")
+    logs: list[str] | None = option(None, "log ids to evaluate (default: all in the folder)")
+    encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    cache_dir: str | None = option("runs/cache/temporal", "document embeddings, keyed by encoder identity and texts")
+    content_k: int = option(PlannerConfig.content_k, "at most this many rows when a question names content "
+        "(time+content)")
+    content_margin: float | None = option(PlannerConfig.content_margin, "time+content: keep rows within this many "
+        "fusion votes of the best ('none': all k)", parse=parse_margin)
+    fallback_k: int = option(PlannerConfig.fallback_k, "rows kept by the semantic fallback (no time reference)")
+    ranker: str = option("hybrid", "content ranking: hybrid (dense + BM25, reciprocal rank fusion), dense or bm25",
+        choices=RANKERS)
+    turns: bool = option(True, "also rank each utterance with the turn it follows (a second index)")
+    content_cutoffs: list[int] = option([1, 3, 5, 10], "time+content: also score the top c ranked rows (no margin)")
+    semantic_ks: list[int] = option([10, 20, 30], "k of the paper's semantic-only baselines")
+    llm: str | dict | None = option(None, "LLM spec (e.g. smollm2): also run the LLM planner and rewrite on a sample")
+    llm_sample: int = option(20, "questions in the LLM sample")
+    latency_sample: int = option(100, "questions per log timed with a cold query cache")
+    seed: int = option(0, "seed of the samples")
+    output: str | None = option(None, "write the results as JSON here")
+    merge: list[str] | None = option(None, "print (and --output) one report merged from reports of runs over disjoint "
+        "logs", metavar="REPORT")
 
 
 def question_scores(retrieved: Sequence[int], relevant: frozenset[int]) -> dict[str, float]:
@@ -271,45 +279,12 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
             "llm": llm_info}
 
 
-def load_config(path: str | None, overrides: dict) -> TemporalEvalConfig:
-    """The YAML's ``eval`` section, then ``overrides`` (the flags given on the command line, None included)."""
-    values = {}
-    if path:
-        values = (yaml.safe_load(Path(path).read_text()) or {}).get("eval", {})
-    return TemporalEvalConfig(**{**values, **overrides})
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    # Flags not given stay out of args (SUPPRESS), so the config's values stand and a given "none" can mean None.
-    parser = argparse.ArgumentParser(prog="python -m eval.temporal", description=__doc__.split("\n")[0],
-                                     argument_default=argparse.SUPPRESS)
-    parser.add_argument("--config", default=None, help="YAML with an 'eval' section (configs/temporal.yaml)")
-    parser.add_argument("--data-dir", help="a folder in Zyphra's layout (ConversationData/, TestData/)")
-    parser.add_argument("--logs", nargs="+", help="log ids to evaluate (default: all in the folder)")
-    parser.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    parser.add_argument("--cache-dir", help="embedding cache folder")
-    parser.add_argument("--content-k", type=int)
-    parser.add_argument("--content-margin", type=parse_margin,
-                        help="time+content: keep rows within this many fusion votes of the best ('none': all k)")
-    parser.add_argument("--fallback-k", type=int)
-    parser.add_argument("--ranker", choices=["hybrid", "dense", "bm25"], help="content ranking (default hybrid)")
-    parser.add_argument("--semantic-ks", type=int, nargs="+")
-    parser.add_argument("--content-cutoffs", type=int, nargs="+", help="time+content: also score the top c rows")
-    parser.add_argument("--no-turns", dest="turns", action="store_const", const=False,
-                        help="rank utterances alone, without the turn each follows")
-    parser.add_argument("--llm", help="LLM backend spec (e.g. smollm2) for the sampled LLM planner and rewrite")
-    parser.add_argument("--llm-sample", type=int)
-    parser.add_argument("--latency-sample", type=int, help="questions per log timed with a cold query cache")
-    parser.add_argument("--output", help="write the results as JSON here")
-    parser.add_argument("--merge", nargs="+", metavar="REPORT", default=None,
-                        help="print (and --output) one report merged from reports of runs over disjoint logs")
-    args = parser.parse_args(argv)
+    config = parse_config(TemporalEvalConfig, argv, prog="python -m eval.temporal", description=__doc__)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    overrides = {k: v for k, v in vars(args).items() if k not in ("config", "merge")}
-    config = load_config(args.config, overrides)
     try:
-        report = (merge_reports(read_reports(args.merge, ("logs", "results", "n_questions", "latency_seconds")))
-                  if args.merge else evaluate(config))
+        report = (merge_reports(read_reports(config.merge, ("logs", "results", "n_questions", "latency_seconds")))
+                  if config.merge else evaluate(config))
     except (DataError, FileNotFoundError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -320,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if config.output:
         Path(config.output).parent.mkdir(parents=True, exist_ok=True)
         Path(config.output).write_text(json.dumps(report, indent=2))
-        print(f"\nwrote {config.output}")
+        print(f"\nwrote {config.output} and {write_config(config)}")
     return 0
 
 

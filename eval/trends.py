@@ -1,6 +1,6 @@
 """Trend counts against known truth: topics planted at known per-period rates into real conversation logs.
 
-    python -m eval.trends --data ../shared/data --output runs/trends/eval.json
+    python -m eval.trends --data-dir ../shared/data --output runs/trends/eval.json      # or: ctbls-eval-trends
     python -m eval.trends --logs 28 41 --calibration-log 26 --periods month session --llm-topics 2 \\
         --output runs/trends/eval_llm.json
 
@@ -25,19 +25,22 @@ absolute error, Pearson and Spearman correlation of the two series, for
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
+import sys
 import time
 from collections.abc import Sequence
-from datetime import timedelta
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from eval.planted_topics import CALIBRATION_FRAMES, PATTERNS, TEST_FRAMES, TOPICS, pattern_rate, topic_sentence
+from eval.planted_topics import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, plant_topics
+from eval.report import run_cli
+from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
+from retrieval.data.paths import DATA_DIR
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.search.dense_index import DenseIndex
 from retrieval.search.embedding_cache import cached_document_embeddings
@@ -57,42 +60,6 @@ NULL_ALPHAS = (0.01, 0.001, 0.05)
 
 
 # ---- planting -------------------------------------------------------------------------------------------------
-def plant_topics(utterances: Sequence[Utterance], frames: list[str], rng: random.Random, peak: float = 0.08,
-                 near_miss_rate: float = 0.01) -> tuple[list[Utterance], dict[int, str], dict[str, dict]]:
-    """Add topic utterances (and near misses) to a log's sessions at pattern rates.
-
-    Returns the utterances (real + planted), truth (response_idx -> topic, or "near_miss:<topic>") and each
-    topic's pattern. A session at time position t in [0, 1] of the log gets Poisson(rate(t) * its size)
-    utterances of a topic, at uniform random times inside the session.
-    """
-    nrng = np.random.default_rng(rng.randrange(2**32))
-    by_session: dict[int, list[Utterance]] = {}
-    for u in utterances:
-        by_session.setdefault(u.session, []).append(u)
-    t0, t1 = min(u.timestamp for u in utterances), max(u.timestamp for u in utterances)
-    patterns = dict(zip(TOPICS, rng.sample(PATTERNS, len(PATTERNS))))
-    specs = {topic: {"pattern": p, "centre": round(rng.uniform(0.3, 0.7), 3), "peak": peak}
-             for topic, p in patterns.items()}
-    out, truth = list(utterances), {}
-    next_id = max(u.response_idx for u in utterances) + 1
-    for session, turns in sorted(by_session.items()):
-        start, end = turns[0].timestamp, turns[-1].timestamp
-        t = (start - t0) / (t1 - t0) if t1 > t0 else 0.0
-        speakers = sorted({u.speaker for u in turns})
-        for topic, spec in specs.items():
-            n_topic = nrng.poisson(pattern_rate(spec["pattern"], t, peak, spec["centre"]) * len(turns))
-            n_miss = nrng.poisson(near_miss_rate * len(turns))
-            texts = [(topic, topic_sentence(topic, frames, rng)) for _ in range(n_topic)]
-            texts += [(f"near_miss:{topic}", rng.choice(TOPICS[topic]["near_misses"])) for _ in range(n_miss)]
-            for label, text in texts:
-                offset = rng.uniform(0, max((end - start).total_seconds(), 60.0))
-                out.append(Utterance(next_id, session, rng.choice(speakers), start + timedelta(seconds=offset), text,
-                                     f"planted:{label}"))
-                truth[next_id] = label
-                next_id += 1
-    return out, truth, specs
-
-
 def build_table(utterances: Sequence[Utterance], encoder, cache_dir: str | None) -> ConversationTable:
     """A conversation table whose real and planted texts are embedded (and cached) separately, so the
     real log's embeddings are computed once however often it is planted into."""
@@ -272,33 +239,42 @@ def summarise(rows: list[dict]) -> dict:
     return summary
 
 
+@dataclass
+class TrendsEvalArguments:
+    """Trend counts against topics planted at known rates into real conversation logs."""
+
+    data_dir: str = option(str(DATA_DIR), "folder holding zyphra_temporal/", aliases=["--data"])
+    logs: list[str] = option(list(DEFAULT_LOGS), "Zyphra log ids to evaluate on")
+    calibration_log: str = option("26", "log whose planted copy calibrates 'labelled'")
+    calibration_positives: int = option(20, "labelled on-topic examples")
+    calibration_negatives: int = option(200, "labelled off-topic examples")
+    periods: list[str] = option(["month", "week", "session"], "periods to count by", choices=tuple(PERIOD_COLUMN))
+    peak_rate: float = option(0.08, "a topic's highest share of a session")
+    topk: int = option(10, "k of the top-k-per-period baseline")
+    global_k: int = option(50, "K of the global top-K baseline")
+    floor_alpha: float = option(0.1, "LLM/oracle candidates: null threshold here")
+    llm: str | dict = option("smollm2", "LLM spec for --llm-topics")
+    llm_topics: int = option(0, "topics of the first log to confirm with the LLM")
+    llm_per_stratum: int = option(4, "LLM calls per score stratum")
+    encoder: str | None = option(None, "dual encoder checkpoint or backbone (default: packaged MiniLM)")
+    cache_dir: str = option("runs/cache/trends", "embedding cache folder")
+    seed: int = option(0, "seed of the planting and the samples")
+    output: str | None = option(None, "write the results as JSON here")
+    export_docs: str | None = option(None, "also write the first log, planted, as a CSV of documents (a demo input "
+        "for python -m retrieval.trends.analysis; its 'truth' column holds the planted label)")
+
+    def __post_init__(self) -> None:
+        if self.calibration_log in self.logs:
+            raise ValueError("the calibration log must not be an evaluation log")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m eval.trends", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="../shared/data", help="folder holding zyphra_temporal/")
-    parser.add_argument("--logs", nargs="+", default=list(DEFAULT_LOGS), help="Zyphra log ids to evaluate on")
-    parser.add_argument("--calibration-log", default="26", help="log whose planted copy calibrates 'labelled'")
-    parser.add_argument("--calibration-positives", type=int, default=20)
-    parser.add_argument("--calibration-negatives", type=int, default=200)
-    parser.add_argument("--periods", nargs="+", default=["month", "week", "session"], choices=list(PERIOD_COLUMN))
-    parser.add_argument("--peak-rate", type=float, default=0.08, help="a topic's highest share of a session")
-    parser.add_argument("--topk", type=int, default=10, help="k of the top-k-per-period baseline")
-    parser.add_argument("--global-k", type=int, default=50, help="K of the global top-K baseline")
-    parser.add_argument("--floor-alpha", type=float, default=0.1, help="LLM/oracle candidates: null threshold here")
-    parser.add_argument("--llm", default="smollm2", help="LLM backend spec for --llm-topics")
-    parser.add_argument("--llm-topics", type=int, default=0, help="topics of the first log to confirm with the LLM")
-    parser.add_argument("--llm-per-stratum", type=int, default=4)
-    parser.add_argument("--encoder", help="dual encoder checkpoint or backbone (default: packaged MiniLM)")
-    parser.add_argument("--cache-dir", default="runs/cache/trends")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", help="write the results as JSON here")
-    parser.add_argument("--export-docs", help="also write the first log, planted, as a CSV of documents (a demo input "
-                        "for python -m retrieval.trends.analysis; its 'truth' column holds the planted label)")
-    args = parser.parse_args(argv)
+    args = parse_config(TrendsEvalArguments, argv, prog="python -m eval.trends", description=__doc__)
 
     from retrieval.memory.temporal_memory import load_encoder
 
     encoder = load_encoder(args.encoder)
-    folder = Path(args.data) / "zyphra_temporal" / "ConversationData"
+    folder = Path(args.data_dir) / "zyphra_temporal" / "ConversationData"
     rng = random.Random(f"{args.seed}:{args.calibration_log}")  # one stream per log: reruns of a subset agree
     cal_utts, cal_truth, _ = plant_topics(load_log(folder / f"{args.calibration_log}.json"), CALIBRATION_FRAMES, rng,
                                           args.peak_rate)
@@ -316,8 +292,6 @@ def main(argv: Sequence[str] | None = None) -> dict:
         backend = load_backend(args.llm)
     rows, logs, llm_runs = [], {}, []
     for log_id in args.logs:
-        if log_id == args.calibration_log:
-            raise SystemExit("the calibration log must not be an evaluation log")
         utts, truth, specs = plant_topics(load_log(folder / f"{log_id}.json"), TEST_FRAMES,
                                           random.Random(f"{args.seed}:{log_id}"), args.peak_rate)
         table = build_table(utts, encoder, args.cache_dir)
@@ -351,6 +325,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(result, indent=2, default=str))
+        write_config(args)
     return result
 
 
@@ -391,5 +366,9 @@ def _print_summary(summary: dict, logs: dict, llm_runs: list[dict]) -> None:
                 print(f"  per {period:7s} {method:15s} MAE {m['mae']:6.2f}  pearson {_fmt(m['pearson'])}")
 
 
+def cli() -> int:
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(cli())

@@ -11,7 +11,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+from retrieval.data.paths import DATA_DIR  # noqa: E402  (after the environment is set)
 
 
 def tiny_backbone_folder(path: Path, seed: int = 0) -> Path:

@@ -174,10 +174,10 @@ def _launch(num_processes: int, batch: int, data: Path, backbone: Path, out: Pat
     mode = ["--multi_gpu"] if num_processes > 1 else ["--cpu"]
     cmd = [accelerate, "launch", *mode, "--num_processes", str(num_processes), "--num_machines", "1",
            "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
-           str(REPO / "train" / "dtr.py"), "--data_dir", str(data), "--output_dir", str(out),
-           "--model_name_or_path", str(backbone), "--per_device_train_batch_size", str(batch),
-           "--max_train_steps", "3", "--learning_rate", "1e-3", "--num_warmup_steps", "0",
-           "--val_distractors", "2", "--max_document_length", "32", "--max_query_length", "32"]
+           str(REPO / "train" / "dtr.py"), "--data-dir", str(data), "--output-dir", str(out),
+           "--model-name-or-path", str(backbone), "--per-device-train-batch-size", str(batch),
+           "--max-train-steps", "3", "--learning-rate", "1e-3", "--num-warmup-steps", "0",
+           "--val-distractors", "2", "--max-document-length", "32", "--max-query-length", "32"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
            "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)

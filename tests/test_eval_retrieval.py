@@ -11,7 +11,7 @@ def test_eval_retrieval_reports_all_methods_and_pools(tiny_backbone, tmp_path, c
     data = write_tiny_ottqa(tmp_path / "ottqa")
     dtr, _ = write_checkpoints(tiny_backbone, tmp_path / "ckpt")
     out = tmp_path / "res.json"
-    retrieval.main(["--checkpoint", str(dtr), "--tables", str(data / "tables.jsonl"),
+    retrieval.main(["--dtr", str(dtr), "--tables", str(data / "tables.jsonl"),
                     "--questions", str(data / "questions_dev.json"), "--split", "test",
                     "--baseline", tiny_backbone, "--cache-dir", str(tmp_path / "cache"), "--output", str(out)])
     results = json.loads(out.read_text())

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from eval import locomo_temporal, temporal
+from retrieval.config import parse_config
 from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import DataError
 from retrieval.data.zyphra_temporal import read_questions
@@ -59,6 +60,9 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     assert report["results"]["rule/rewrite"]["ambiguous"]["all"]["recall"] == 100.0
     assert report["results"]["rule/context"]["ambiguous"]["all"]["recall"] == 100.0
     assert "rule/original" in report["results"] and report["latency"]["all"]["n"] == 7
+    resolved = tmp_path / "report.config.yaml"  # the settings beside the report; --config reads them back
+    assert temporal.TemporalEvalConfig(**report["config"]) == parse_config(temporal.TemporalEvalConfig,
+                                                                           ["--config", str(resolved)])
     content = {m: report["results"][m]["time+content"]["content"] for m in ("rule", "rule@1", "rule@2")}
     assert content["rule@2"]["recall"] == 100.0 and content["rule@2"]["precision"] == 50.0  # the day's 2 rows
     assert content["rule"] == content["rule@1"]  # content_k 1: the cutoffs re-ask with k = max(cutoffs)

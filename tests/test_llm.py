@@ -374,7 +374,7 @@ def test_speed_command_reports_throughput(server, capsys):
     from retrieval.llm.speed import main
 
     spec = {"backend": "openai", "model": "m", "base_url": server.base_url}
-    report = main(["--spec", json.dumps(spec), "--max-new-tokens", "4", "--batch-size", "3"])
+    report = main(["--llm", json.dumps(spec), "--max-new-tokens", "4", "--batch-size", "3"])
     assert report["model"] == f"openai:m@{server.base_url}"
     assert report["single"]["ok"] == 1 and report["batch"]["conversations"] == report["batch"]["ok"] == 3
     assert report["batch"]["tokens"] > 0 and report["batch"]["tokens_per_s"] > 0

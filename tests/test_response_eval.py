@@ -70,7 +70,7 @@ def test_failures_are_recorded_and_the_run_finishes(tiny):
 
 
 def test_command_prints_and_writes_results_and_predictions(tiny, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(response, "load_backend", lambda spec: FakeLLM())
+    monkeypatch.setattr(response, "load_backend", lambda spec, cache=None: FakeLLM())
     data = tiny["data"]
     out, preds = tmp_path / "r.json", tmp_path / "p.jsonl"
     results = response.main([

@@ -76,16 +76,16 @@ def test_rank_searches_only_the_given_table(tiny_backbone, tmp_path):
 
 def _train(tiny_backbone, data, out, *extra):
     AcceleratorState._reset_state(True)
-    return train_st.main(["--data_dir", str(data), "--output_dir", str(out), "--model_name_or_path", tiny_backbone,
-                          "--per_device_train_batch_size", "4", "--max_train_steps", "4", "--learning_rate", "1e-3",
-                          "--num_warmup_steps", "1", "--max_document_length", "32", "--max_query_length", "32",
-                          "--cache_dir", "none", *extra])
+    return train_st.main(["--data-dir", str(data), "--output-dir", str(out), "--model-name-or-path", tiny_backbone,
+                          "--per-device-train-batch-size", "4", "--max-train-steps", "4", "--learning-rate", "1e-3",
+                          "--num-warmup-steps", "1", "--max-document-length", "32", "--max-query-length", "32",
+                          "--cache-dir", "none", *extra])
 
 
 @pytest.mark.parametrize("loss", ["contrastive", pytest.param("triplet", marks=pytest.mark.slow)])
 def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottqa, tmp_path, loss):
     out = tmp_path / "run"
-    results = _train(tiny_backbone, tiny_ottqa, out, "--loss", loss, "--row_context", "row")
+    results = _train(tiny_backbone, tiny_ottqa, out, "--loss", loss, "--row-context", "row")
     written = json.loads((out / "all_results.json").read_text())
     assert results["steps"] == written["steps"] == 4 and "mrr@10" in written["epochs"][-1]
     data = json.loads((out / "training_data.json").read_text())
@@ -108,15 +108,15 @@ def test_pseudo_cell_queries_hide_the_target_and_use_its_page():
 
 
 def test_synthetic_turns_join_the_training_examples(tiny_backbone, tiny_ottqa, tmp_path):
-    _train(tiny_backbone, tiny_ottqa, tmp_path / "run", "--synthetic_per_table", "2", "--max_train_steps", "1")
+    _train(tiny_backbone, tiny_ottqa, tmp_path / "run", "--synthetic-per-table", "2", "--max-train-steps", "1")
     data = json.loads((tmp_path / "run" / "training_data.json").read_text())
     assert data["examples"] > 18
 
 
 @pytest.mark.slow
 def test_model_mined_negatives(tiny_backbone, tiny_ottqa, tmp_path):
-    results = _train(tiny_backbone, tiny_ottqa, tmp_path / "run", "--hard_negative_miner", "model",
-                     "--max_train_steps", "1")
+    results = _train(tiny_backbone, tiny_ottqa, tmp_path / "run", "--hard-negative-miner", "model",
+                     "--max-train-steps", "1")
     assert results["steps"] == 1
 
 
@@ -131,7 +131,7 @@ def trained(tiny_backbone, tiny_ottqa, tmp_path_factory) -> Path:
 def test_evaluation_compares_methods_in_both_settings(tiny_backbone, tiny_ottqa, trained, tmp_path, pool):
     ottqa = tiny_ottqa / "ottqa"
     results = state_tracking.main([
-        "--checkpoint", str(trained), "--dtr", "untuned", "--dtr-pool", pool, "--baseline", tiny_backbone,
+        "--tracker", str(trained), "--dtr", "untuned", "--dtr-pool", pool, "--baseline", tiny_backbone,
         "--tables", str(ottqa / "tables.jsonl"), "--questions", str(ottqa / "questions_dev.json"),
         "--passages", str(ottqa / "passages_dev.jsonl"), "--cache-dir", str(tmp_path / "cache"),
         "--output", str(tmp_path / "eval.json")])

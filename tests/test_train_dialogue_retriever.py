@@ -101,10 +101,10 @@ def test_training_validates_on_held_out_conversations_and_saves_a_loadable_encod
     AcceleratorState._reset_state(True)
     out = tmp_path / "run"
     results = dialogue_retriever.main([
-        "--locomo", str(locomo_file), "--model_name_or_path", tiny_backbone, "--output_dir", str(out),
-        "--train_samples", "conv-a,conv-b", "--val_samples", "conv-v", "--per_device_train_batch_size", "4",
-        "--max_train_steps", "3", "--learning_rate", "1e-3", "--num_warmup_steps", "1",
-        "--max_document_length", "32"])
+        "--locomo", str(locomo_file), "--model-name-or-path", tiny_backbone, "--output-dir", str(out),
+        "--train-samples", "conv-a,conv-b", "--val-samples", "conv-v", "--per-device-train-batch-size", "4",
+        "--max-train-steps", "3", "--learning-rate", "1e-3", "--num-warmup-steps", "1",
+        "--max-document-length", "32"])
     assert results["steps"] == 3 and results["train_examples"] == 28
     record = results["epochs"][0]
     assert record["n"] == 7 and 0.0 <= record["top1"] <= record["top3"] <= record["top10"] <= 1.0

@@ -34,10 +34,10 @@ def tiny_ottqa(tmp_path_factory) -> Path:
 
 def run(tiny_backbone, data, out, *extra):
     AcceleratorState._reset_state(True)
-    return dtr.main(["--data_dir", str(data), "--output_dir", str(out), "--model_name_or_path", tiny_backbone,
-                     "--per_device_train_batch_size", "2", "--max_train_steps", "6", "--checkpointing_steps", "2",
-                     "--learning_rate", "1e-3", "--num_warmup_steps", "1", "--val_distractors", "3",
-                     "--max_document_length", "32", *extra])
+    return dtr.main(["--data-dir", str(data), "--output-dir", str(out), "--model-name-or-path", tiny_backbone,
+                     "--per-device-train-batch-size", "2", "--max-train-steps", "6", "--checkpointing-steps", "2",
+                     "--learning-rate", "1e-3", "--num-warmup-steps", "1", "--val-distractors", "3",
+                     "--max-document-length", "32", *extra])
 
 
 def test_training_writes_results_and_loadable_checkpoint(tiny_backbone, tiny_ottqa, tmp_path):
@@ -62,7 +62,7 @@ def test_resumed_run_ends_with_the_same_weights(tiny_backbone, tiny_ottqa, tmp_p
     for name in ("step_4", "step_6"):
         shutil.rmtree(tmp_path / "stopped" / "checkpoints" / name)
     shutil.rmtree(tmp_path / "stopped" / "last")
-    results = run(tiny_backbone, tiny_ottqa, tmp_path / "stopped", "--resume_from_checkpoint", "latest")
+    results = run(tiny_backbone, tiny_ottqa, tmp_path / "stopped", "--resume-from-checkpoint", "latest")
     assert results["steps"] == 6
     a = load_file(tmp_path / "full" / "last" / "model.safetensors")
     b = load_file(tmp_path / "stopped" / "last" / "model.safetensors")
@@ -72,16 +72,16 @@ def test_resumed_run_ends_with_the_same_weights(tiny_backbone, tiny_ottqa, tmp_p
 
 
 def test_config_overrides_are_typed(tmp_path):
-    from train.args import parse_args
+    from retrieval.config import parse_config
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text("num_train_epochs: 3\nlearning_rate: 1.0e-4\n")
-    args = parse_args(dtr.DTRArguments, ["--config", str(cfg), "--num_train_epochs", "1",
-                                         "--max_train_steps", "none", "--shared_encoder", "false"])
+    args = parse_config(dtr.DTRArguments, ["--config", str(cfg), "--num-train-epochs", "1",
+                                           "--max-train-steps", "none", "--shared-encoder", "false"])
     assert args.num_train_epochs == 1 and args.learning_rate == 1e-4
     assert args.max_train_steps is None and args.shared_encoder is False
     with pytest.raises(SystemExit):
-        parse_args(dtr.DTRArguments, ["--num_train_epochs", "many"])
+        parse_config(dtr.DTRArguments, ["--num-train-epochs", "many"])
 
 
 def test_hard_negatives_are_mined_and_collated(tiny_backbone, tiny_ottqa, tmp_path):
@@ -100,5 +100,5 @@ def test_hard_negatives_are_mined_and_collated(tiny_backbone, tiny_ottqa, tmp_pa
     batch = PairCollator(DualEncoder.from_backbone(tiny_backbone))(pairs[:3])
     assert batch["query"]["input_ids"].shape[0] == 3 and batch["document"]["input_ids"].shape[0] == 9
     assert batch["doc_id"][:3].tolist() == [p["doc_id"] for p in pairs[:3]]
-    results = run(tiny_backbone, tiny_ottqa, tmp_path / "hn", "--hard_negatives", "1", "--max_train_steps", "2")
+    results = run(tiny_backbone, tiny_ottqa, tmp_path / "hn", "--hard-negatives", "1", "--max-train-steps", "2")
     assert results["steps"] == 2

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+import yaml
 
 from eval.trends import count_metrics, plant_topics
 from retrieval.data.conversation_log import Utterance
@@ -269,10 +270,12 @@ def test_command_line_end_to_end(docs_file, tmp_path, tiny_backbone):
     out = tmp_path / "run"
     rc = main(["ask", "--docs", str(docs_file), "Is talk about electric cars growing?", "--period", "month",
                "--threshold", "fixed", "--threshold-value", "0.0", "--llm", "none", "--encoder", tiny_backbone,
-               "--cache-dir", "", "--out", str(out)])
-    assert rc == 0 and {p.name for p in out.iterdir()} == {"trend.json", "volume.png", "report.md"}
+               "--cache-dir", "", "--output-dir", str(out)])
+    assert rc == 0 and {p.name for p in out.iterdir()} == {"trend.json", "volume.png", "report.md", "config.yaml"}
     data = json.loads((out / "trend.json").read_text())
     assert [p["n_docs"] for p in data["periods"]] == [3, 0, 4] and data["config"]["period"] == "month"
+    resolved = yaml.safe_load((out / "config.yaml").read_text())  # the whole command's settings, in one file
+    assert resolved["docs"] == str(docs_file) and resolved["threshold_value"] == 0.0 and resolved["llm"] == "none"
 
 
 def test_count_metrics():

@@ -2,7 +2,8 @@
 
     accelerate launch --cpu --num_processes 1 train/dialogue_retriever.py --config configs/dialogue_retriever.yaml
     accelerate launch train/dialogue_retriever.py --config configs/dialogue_retriever.yaml \\
-        --train_samples conv-44,conv-47,conv-48 --output_dir runs/dialogue_retriever_fold_b
+        --train-samples conv-44,conv-47,conv-48 --output-dir runs/dialogue_retriever_fold_b
+    ctbls-train-dialogue-retriever --config configs/dialogue_retriever.yaml   # the console script: one process
 
 The untuned MiniLM matches a question to utterances that are about the same thing, often other questions
 ("Seen any good movies lately?"), more than to the utterance that answers it. Pairs: a question (as the
@@ -20,34 +21,36 @@ measures memory, not retrieval (see README, "Temporal memory").
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss  # noqa: E402
+from retrieval.config import option, parse_config  # noqa: E402
 from retrieval.data.jsonio import DataError, run_cli  # noqa: E402
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
 from retrieval.memory.conversation_table import ConversationTable, turn_texts  # noqa: E402
 from retrieval.memory.temporal_memory import TemporalMemory  # noqa: E402
 from retrieval.search.bm25 import BM25Retriever  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
-from train.args import TrainingArguments, parse_args  # noqa: E402
+from train.args import TrainingArguments  # noqa: E402
 from train.data import PairCollator, cap  # noqa: E402
 from train.loop import make_accelerator, train  # noqa: E402
 
 
 @dataclass
 class DialogueRetrieverArguments(TrainingArguments):
-    output_dir: str = "runs/dialogue_retriever"
-    max_document_length: int = field(default=128, metadata={"help": "token limit of an utterance (with its turn)"})
-    locomo: str | None = field(default=None, metadata={"help": "LoCoMo JSON (default: DATA_DIR/locomo/...)"})
-    categories: str = field(default="1,3,4,5", metadata={"help": "LoCoMo QA categories to train on (2 is temporal)"})
-    train_samples: str | None = field(default=None, metadata={"help": "comma-separated sample ids (default: all "
-                                                                      "but val_samples)"})
-    val_samples: str = field(default="conv-30", metadata={"help": "comma-separated sample ids for validation"})
-    hard_negatives: int = field(default=2, metadata={"help": "BM25 turns of the evidence days per pair"})
+    """Train the temporal memory's content encoder."""
+
+    output_dir: str = option("runs/dialogue_retriever", "where checkpoints and results go")
+    max_document_length: int = option(128, "token limit of an utterance (with its turn)")
+    locomo: str | None = option(None, "LoCoMo JSON (default: DATA_DIR/locomo/...)")
+    categories: str = option("1,3,4,5", "LoCoMo QA categories to train on (2 is temporal)")
+    train_samples: str | None = option(None, "comma-separated sample ids (default: all but val_samples)")
+    val_samples: str = option("conv-30", "comma-separated sample ids for validation")
+    hard_negatives: int = option(2, "BM25 turns of the evidence days per pair")
 
     def locomo_file(self) -> str:
         return self.locomo or str(Path(self.data_dir) / "locomo" / "locomo_open.json")
@@ -117,7 +120,7 @@ def make_validation(samples: list[dict], args: DialogueRetrieverArguments):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(DialogueRetrieverArguments, argv)
+    args = parse_config(DialogueRetrieverArguments, argv, prog="train/dialogue_retriever.py", description=__doc__)
     accelerator = make_accelerator(args)
     train_samples, val_samples = split_samples(read_samples(args.locomo_file()), args)
     encoder = DualEncoder.from_backbone(
@@ -139,5 +142,9 @@ def main(argv: list[str] | None = None) -> dict:
                  make_validation(val_samples, args), project_name="dialogue_retriever")
 
 
+def cli() -> int:
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    run_cli(main)
+    sys.exit(cli())

@@ -1,11 +1,12 @@
 """Train the Dense Table Retriever (cTBLS stage 1) with accelerate.
 
     accelerate launch train/dtr.py --config configs/dtr.yaml
-    accelerate launch --cpu train/dtr.py --config configs/dtr.yaml --output_dir runs/x --num_train_epochs 1
+    accelerate launch --cpu train/dtr.py --config configs/dtr.yaml --output-dir runs/x --num-train-epochs 1
     accelerate launch --multi_gpu --num_processes 8 train/dtr.py --config configs/dtr_roberta.yaml
     CUDA_VISIBLE_DEVICES= accelerate launch --multi_gpu --num_processes 2 train/dtr.py --config configs/dtr.yaml
     torchrun --nproc_per_node 2 train/dtr.py --config configs/dtr.yaml      # CPU processes over gloo
-    accelerate launch train/dtr.py --config configs/dtr.yaml --resume_from_checkpoint latest
+    accelerate launch train/dtr.py --config configs/dtr.yaml --resume-from-checkpoint latest
+    ctbls-train-dtr --config configs/dtr.yaml         # the console script: one process, as accelerate --cpu would
 
 Pairs: (question, its table's text) for the questions of the train split's tables, plus
 optional self-supervised (pseudo-query, table) pairs from tables outside val and test.
@@ -16,35 +17,39 @@ from __future__ import annotations
 
 import random
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss  # noqa: E402
+from retrieval.config import option, parse_config  # noqa: E402
 from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings  # noqa: E402
+from retrieval.ctbls.table_text import TABLE_FIELDS  # noqa: E402
 from retrieval.data.jsonio import run_cli  # noqa: E402
 from retrieval.data.ottqa import load_questions, load_tables  # noqa: E402
 from retrieval.data.ottqa_conversations import table_split  # noqa: E402
 from retrieval.data.synthetic import pseudo_queries  # noqa: E402
 from retrieval.search.bm25 import BM25Retriever  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
-from train.args import TrainingArguments, parse_args  # noqa: E402
+from train.args import TrainingArguments  # noqa: E402
 from train.data import PairCollator, cap  # noqa: E402
 from train.loop import make_accelerator, train  # noqa: E402
 
 
 @dataclass
 class DTRArguments(TrainingArguments):
-    output_dir: str = "runs/dtr"
-    table_representation: str = field(default="header", metadata={"help": "paper, header or header_rows"})
-    max_intro_words: int | None = 64
-    symmetric_loss: bool = False
-    synthetic_per_table: int = field(default=0, metadata={"help": "pseudo-queries per table outside val/test"})
-    max_synthetic_examples: int | None = None
-    val_distractors: int = field(default=1000, metadata={"help": "extra tables in the validation pool"})
-    hard_negatives: int = field(default=0, metadata={"help": "BM25-mined wrong tables per pair"})
+    """Train the Dense Table Retriever."""
+
+    output_dir: str = option("runs/dtr", "where checkpoints and results go")
+    table_representation: str = option("header", "how a table is written as text", choices=tuple(TABLE_FIELDS))
+    max_intro_words: int | None = option(64, "words of the page intro kept (none: all)")
+    symmetric_loss: bool = option(False, "also rank the questions for each table")
+    synthetic_per_table: int = option(0, "pseudo-queries per table outside val/test")
+    max_synthetic_examples: int | None = option(None, "cap on the pseudo-query pairs")
+    val_distractors: int = option(1000, "extra tables in the validation pool")
+    hard_negatives: int = option(0, "BM25-mined wrong tables per pair")
 
 
 def build_pairs(args: DTRArguments, tables: dict, settings: TableTextSettings) -> list[dict]:
@@ -92,7 +97,7 @@ def make_validation(args: DTRArguments, tables: dict, settings: TableTextSetting
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(DTRArguments, argv)
+    args = parse_config(DTRArguments, argv, prog="train/dtr.py", description=__doc__)
     accelerator = make_accelerator(args)
     settings = TableTextSettings(args.table_representation, args.max_intro_words)
     tables = load_tables(args.data_file("tables"))
@@ -115,5 +120,9 @@ def main(argv: list[str] | None = None) -> dict:
     return results
 
 
+def cli() -> int:
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    run_cli(main)
+    sys.exit(cli())

@@ -3,10 +3,11 @@
     accelerate launch train/state_tracker.py --config configs/state_tracker.yaml
     accelerate launch --cpu train/state_tracker.py --config configs/state_tracker.yaml --loss triplet
     accelerate launch train/state_tracker.py --config configs/state_tracker_roberta.yaml
+    ctbls-train-tracker --config configs/state_tracker.yaml   # the console script: one process
 
 Examples: every turn of the train split's OTT-QA conversations with an answer cell gives
 (history + query, answer cell, K other cells of the same table); see train/triplets.py.
-With --synthetic_per_table N, N pseudo-query turns per train table join them
+With --synthetic-per-table N, N pseudo-query turns per train table join them
 (retrieval/data/synthetic.py: other cells of the row, the column header, a span of the linked page).
 Loss: the paper's triplet margin loss (L2 distance) over the K negatives, or the DTR's
 in-batch contrastive loss with the K negatives added to the batch's documents.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import random
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -27,7 +28,8 @@ import torch  # noqa: E402
 
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss, triplet_margin_loss  # noqa: E402
-from retrieval.ctbls.cell_text import CellTextSettings  # noqa: E402
+from retrieval.config import option, parse_config  # noqa: E402
+from retrieval.ctbls.cell_text import ROW_CONTEXTS, CellTextSettings  # noqa: E402
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
 from retrieval.data.jsonio import run_cli  # noqa: E402
 from retrieval.data.ottqa import load_passages, load_questions, load_tables  # noqa: E402
@@ -35,7 +37,7 @@ from retrieval.data.ottqa_conversations import build_conversations  # noqa: E402
 from retrieval.data.synthetic import pseudo_cell_queries  # noqa: E402
 from retrieval.data.types import Conversation, Turn  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
-from train.args import TrainingArguments, parse_args  # noqa: E402
+from train.args import TrainingArguments  # noqa: E402
 from train.data import cap  # noqa: E402
 from train.loop import make_accelerator, train  # noqa: E402
 from train.triplets import MINERS, TripletCollator, build_triplets  # noqa: E402
@@ -45,25 +47,27 @@ LOSSES = ("triplet", "contrastive")
 
 @dataclass
 class StateTrackerArguments(TrainingArguments):
-    output_dir: str = "runs/state_tracker"
-    max_query_length: int = field(default=128, metadata={"help": "token limit of the history + query"})
-    max_document_length: int = field(default=96, metadata={"help": "token limit of a cell's text"})
-    loss: str = field(default="triplet", metadata={"help": "triplet (cTBLS) or contrastive (the DTR's)"})
-    margin: float = field(default=1.0, metadata={"help": "triplet margin (L2 distance)"})
-    random_negatives: int = 1
-    hard_negatives: int = 2
-    row_col_negatives: int = 1
-    hard_negative_miner: str = field(default="bm25", metadata={"help": "bm25, model (the starting encoder) or none"})
-    row_context: str = field(default="key", metadata={"help": "key, row or none: what of the cell's row it carries"})
-    max_row_words: int = 32
-    use_passages: bool = field(default=True, metadata={"help": "append the linked page's intro ('txt: ...')"})
-    max_passage_words: int | None = 48
-    history_turns: int | None = field(default=None, metadata={"help": "earlier turns kept (none = all that fit)"})
-    history_answers: bool = True
-    val_max_tables: int | None = field(default=None, metadata={"help": "cap on val tables (quick runs)"})
-    synthetic_per_table: int = field(default=0, metadata={
-        "help": "self-supervised (pseudo-query, cell) turns per train-split table, added to the real turns"})
-    cache_dir: str | None = field(default="runs/cache", metadata={"help": "cell embedding cache for mining"})
+    """Train the coarse cell state tracker."""
+
+    output_dir: str = option("runs/state_tracker", "where checkpoints and results go")
+    max_query_length: int = option(128, "token limit of the history + query")
+    max_document_length: int = option(96, "token limit of a cell's text")
+    loss: str = option("triplet", "triplet (cTBLS) or contrastive (the DTR's)", choices=LOSSES)
+    margin: float = option(1.0, "triplet margin (L2 distance)")
+    random_negatives: int = option(1, "random cells of the table per example")
+    hard_negatives: int = option(2, "mined cells of the table per example")
+    row_col_negatives: int = option(1, "cells of the answer's row and column per example")
+    hard_negative_miner: str = option("bm25", "bm25, model (the starting encoder) or none", choices=MINERS)
+    row_context: str = option("key", "key, row or none: what of the cell's row it carries", choices=ROW_CONTEXTS)
+    max_row_words: int = option(32, "words of the row context kept")
+    use_passages: bool = option(True, "append the linked page's intro ('txt: ...')")
+    max_passage_words: int | None = option(48, "words of the linked intro kept")
+    history_turns: int | None = option(None, "earlier turns kept (none = all that fit)")
+    history_answers: bool = option(True, "earlier turns' answers in the history text")
+    val_max_tables: int | None = option(None, "cap on val tables (quick runs)")
+    synthetic_per_table: int = option(0, "self-supervised (pseudo-query, cell) turns per train-split table, added to "
+        "the real turns")
+    cache_dir: str | None = option("runs/cache", "cell embedding cache for mining")
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -104,7 +108,7 @@ def synthetic_conversations(conversations: list, tables: dict, passages: dict, p
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(StateTrackerArguments, argv)
+    args = parse_config(StateTrackerArguments, argv, prog="train/state_tracker.py", description=__doc__)
     accelerator = make_accelerator(args)
     settings = args.text_settings()
     tables = load_tables(args.data_file("tables"))
@@ -150,5 +154,9 @@ def main(argv: list[str] | None = None) -> dict:
     return results
 
 
+def cli() -> int:
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    run_cli(main)
+    sys.exit(cli())

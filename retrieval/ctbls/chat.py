@@ -5,6 +5,7 @@
         [--history history.json]                                                  # one turn, JSON out
     python -m retrieval.ctbls.chat --dtr runs/dtr --tracker runs/state_tracker --show-turns 3 --split test
                                                                                   # an OTT-QA conversation, in full
+    ctbls-chat --dtr runs/dtr --tracker runs/state_tracker                          # the same, as a console script
 
 ``--llm`` takes ``smollm2`` (default), ``openai:MODEL``, a JSON mapping (see ``retrieval.llm.factory``)
 or ``none`` for extractive answers (the top cell's value). ``--history FILE`` is a JSON list of earlier
@@ -15,16 +16,17 @@ a new conversation, ``/table UID`` pins a table, ``/prompt`` shows the last prom
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from retrieval.config import option, parse_config
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, Answer, CTBLSPipeline
 from retrieval.ctbls.state_tracker import History
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
 from retrieval.data.ottqa_conversations import build_conversations, table_split
-from retrieval.llm.cache import CachedBackend
+from retrieval.llm.factory import llm_spec, load_backend
 
 
 def read_history(path: str | Path) -> list[tuple[str, str]]:
@@ -120,38 +122,40 @@ def repl(pipe: CTBLSPipeline, history: list[tuple[str, str]], pinned: str | None
             history.append((line, last.answer))
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dtr", required=True, help="Dense Table Retriever checkpoint folder")
-    p.add_argument("--tracker", required=True, help="cell state tracker checkpoint folder")
-    p.add_argument("--llm", default="smollm2", help="'smollm2', 'openai:MODEL', a JSON mapping, or 'none'")
-    p.add_argument("--cache", default="runs/cache/generations.sqlite", help="sqlite generation cache ('' for none)")
-    p.add_argument("--tables", default=str(DEFAULT_DATA_DIR / "tables.jsonl"))
-    p.add_argument("--passages", default=str(DEFAULT_DATA_DIR / "passages_dev.jsonl"), help="'' for none")
-    p.add_argument("--questions", default=str(DEFAULT_DATA_DIR / "questions_dev.json"), help="for --show-turns")
-    p.add_argument("--split", help="only the tables of this split (train, val, test)")
-    p.add_argument("--table-retrieval", choices=("dtr", "bm25"), default="dtr")
-    p.add_argument("--k", type=int, default=3, help="cells given to the LLM")
-    p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
-    p.add_argument("--cache-dir", default="runs/cache", help="embedding cache ('' to disable)")
-    p.add_argument("--history", help="JSON file of earlier turns")
-    p.add_argument("--table", help="pin this table (uid) instead of retrieving one")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--once", metavar="QUERY", help="answer one query and print the answer as JSON")
-    mode.add_argument("--show-turns", type=int, metavar="N", help="answer N turns of an OTT-QA conversation")
-    p.add_argument("--conversation", help="with --show-turns: the conversation (table uid) to replay")
-    a = p.parse_args(argv)
+@dataclass(kw_only=True)
+class ChatArguments:
+    """Chat over tables with the cTBLS pipeline."""
 
+    dtr: str = option(help="Dense Table Retriever checkpoint folder")
+    tracker: str = option(help="cell state tracker checkpoint folder")
+    llm: str | dict = option("smollm2", "'smollm2', 'openai:MODEL', a JSON mapping, or 'none' (the top cell's value)")
+    cache: str = option("runs/cache/generations.sqlite", "sqlite generation cache ('' for none)")
+    tables: str = option(str(DEFAULT_DATA_DIR / "tables.jsonl"), "OTT-QA tables.jsonl")
+    passages: str = option(str(DEFAULT_DATA_DIR / "passages_dev.jsonl"), "linked page intros ('' for none)")
+    questions: str = option(str(DEFAULT_DATA_DIR / "questions_dev.json"), "OTT-QA questions, for --show-turns")
+    split: str | None = option(None, "only the tables of this split", choices=("train", "val", "test"))
+    table_retrieval: str = option("dtr", "how the table is found", choices=("dtr", "bm25"))
+    k: int = option(3, "cells given to the LLM")
+    max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "answer length limit, tokens")
+    cache_dir: str = option("runs/cache", "embedding cache ('' to disable)")
+    history: str | None = option(None, "JSON file of earlier turns")
+    table: str | None = option(None, "pin this table (uid) instead of retrieving one")
+    once: str | None = option(None, "answer one query and print the answer as JSON", metavar="QUERY")
+    show_turns: int | None = option(None, "answer N turns of an OTT-QA conversation", metavar="N")
+    conversation: str | None = option(None, "with --show-turns: the conversation (table uid) to replay")
+
+    def __post_init__(self) -> None:
+        if self.once is not None and self.show_turns is not None:
+            raise ValueError("--once and --show-turns are two modes: give one")
+
+
+def main(argv: list[str] | None = None) -> None:
+    a = parse_config(ChatArguments, argv, prog="python -m retrieval.ctbls.chat", description=__doc__)
     tables = load_tables(a.tables)
     if a.split:
         tables = {u: t for u, t in tables.items() if table_split(u) == a.split}
-    llm = None
-    if a.llm != "none":
-        from retrieval.llm import load_backend
-
-        llm = load_backend(json.loads(a.llm) if a.llm.lstrip().startswith("{") else a.llm)
-        if a.cache:
-            llm = CachedBackend(llm, a.cache)
+    spec = llm_spec(a.llm)
+    llm = load_backend(spec, cache=a.cache or None) if spec is not None else None
     pipe = CTBLSPipeline.from_pretrained(a.dtr, a.tracker, llm=llm, tables=tables, passages=a.passages or None,
                                          k=a.k, table_retrieval=a.table_retrieval, max_new_tokens=a.max_new_tokens,
                                          cache_dir=a.cache_dir or None)

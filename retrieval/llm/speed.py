@@ -2,7 +2,7 @@
 
     python -m retrieval.llm.speed                                  # SmolLM2, its cached copy
     python -m retrieval.llm.speed --fresh-conversion               # also time the GGUF conversion
-    python -m retrieval.llm.speed --spec '{"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8080/v1"}'
+    python -m retrieval.llm.speed --llm '{"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8080/v1"}'
 
 Tokens/s counts generated tokens (``completion_tokens``) over the wall time of the call: one
 conversation alone, then ``--batch-size`` conversations in one call.
@@ -10,13 +10,14 @@ conversation alone, then ``--batch-size`` conversations in one call.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 
-from retrieval.llm.factory import load_backend
+from retrieval.config import option, parse_config
+from retrieval.llm.factory import llm_spec, load_backend
 
 TOPICS = ["football clubs", "rivers", "volcanoes", "chess openings", "jazz", "bridges", "comets", "libraries"]
 
@@ -42,18 +43,19 @@ def _throughput(backend, conversations, max_new_tokens: int) -> dict:
     }
 
 
+@dataclass
+class SpeedArguments:
+    """Load time and generation throughput of an LLM backend."""
+
+    llm: str | dict = option("smollm2", "LLM spec: a name like 'smollm2' or a JSON mapping", aliases=["--spec"])
+    max_new_tokens: int = option(64, "tokens generated per conversation")
+    batch_size: int = option(8, "conversations in the batched call")
+    fresh_conversion: bool = option(False, "SmolLM2 only: convert the GGUF into a new temp folder first and time it")
+
+
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--spec", default="smollm2", help="backend spec: a name like 'smollm2' or a JSON mapping")
-    parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument(
-        "--fresh-conversion",
-        action="store_true",
-        help="SmolLM2 only: convert the GGUF into a new temp folder first and time it",
-    )
-    args = parser.parse_args(argv)
-    spec = json.loads(args.spec) if args.spec.lstrip().startswith("{") else args.spec
+    args = parse_config(SpeedArguments, argv, prog="python -m retrieval.llm.speed", description=__doc__)
+    spec = llm_spec(args.llm)
     report: dict = {"spec": spec, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 1)}
     with tempfile.TemporaryDirectory() as scratch:
         if args.fresh_conversion:

@@ -9,11 +9,11 @@
 Command line:
     python -m retrieval.memory.temporal_memory ask --log ../shared/data/zyphra_temporal/ConversationData/26.json \\
         "What did we discuss last Friday?" [--now 2023-10-22T12:00] [--history "..."] [--planner llm --llm smollm2]
+    ctbls-memory ask --log FILE "..."          # the same, as a console script
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import load_log, parse_timestamp
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
@@ -181,29 +182,32 @@ def _print_result(result: TemporalResult, as_json: bool) -> None:
               f"{r['text'][:100]}{score}")
 
 
+@dataclass(kw_only=True)
+class AskArguments:
+    """Ask a question of a conversation log."""
+
+    question: str = option(help="the question", positional=True)
+    log: str = option(help="a Zyphra .json, LoCoMo .json or JSONL chat log")
+    format: str = option("auto", "the log's format", choices=("auto", "zyphra", "locomo", "jsonl"))
+    sample: str | None = option(None, "LoCoMo sample id (default: the first)")
+    tz: str = option("UTC", "time zone of the log's timestamps")
+    now: str | None = option(None, "the reference time, ISO 8601 (default: the end of the log)")
+    history: list[str] = option([], "an earlier turn (repeat, oldest first)", nargs=1)
+    rewrite: str = option("carry", "how earlier turns shape the question", choices=REWRITES)
+    planner: str = option("rule", "who plans the table operations", choices=("rule", "llm"))
+    llm: str | dict = option("smollm2", "LLM spec for --planner llm / --rewrite llm")
+    encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    cache_dir: str = option("runs/cache/temporal", "embedding cache ('' for none)")
+    content_k: int = option(PlannerConfig.content_k, "rows kept when content is named")
+    content_margin: float | None = option(PlannerConfig.content_margin, "keep ranked rows within this many fusion "
+        "votes of the best ('none': all content-k)", parse=parse_margin)
+    ranker: str = option("hybrid", "content ranking of the surviving rows", choices=RANKERS)
+    json: bool = option(False, "print the result as JSON")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m retrieval.memory.temporal_memory",
-                                     description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    ask = sub.add_parser("ask", help="ask a question of a conversation log")
-    ask.add_argument("question")
-    ask.add_argument("--log", required=True, help="a Zyphra .json, LoCoMo .json or JSONL chat log")
-    ask.add_argument("--format", default="auto", choices=["auto", "zyphra", "locomo", "jsonl"])
-    ask.add_argument("--sample", help="LoCoMo sample id (default: the first)")
-    ask.add_argument("--tz", default="UTC", help="time zone of the log's timestamps (default UTC)")
-    ask.add_argument("--now", help="the reference time, ISO 8601 (default: the end of the log)")
-    ask.add_argument("--history", action="append", default=[], help="an earlier turn (repeat, oldest first)")
-    ask.add_argument("--rewrite", default="carry", choices=REWRITES)
-    ask.add_argument("--planner", default="rule", choices=["rule", "llm"])
-    ask.add_argument("--llm", default="smollm2", help="LLM backend spec for --planner llm / --rewrite llm")
-    ask.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    ask.add_argument("--cache-dir", default="runs/cache/temporal", help="embedding cache ('' for none)")
-    ask.add_argument("--content-k", type=int, default=PlannerConfig.content_k)
-    ask.add_argument("--content-margin", type=parse_margin, default=PlannerConfig.content_margin,
-                     help="keep ranked rows within this many fusion votes of the best ('none': all content-k)")
-    ask.add_argument("--ranker", default="hybrid", choices=RANKERS, help="content ranking of the surviving rows")
-    ask.add_argument("--json", action="store_true", help="print the result as JSON")
-    args = parser.parse_args(argv)
+    _, args = parse_command({"ask": (AskArguments, AskArguments.__doc__)}, argv,
+                            prog="python -m retrieval.memory.temporal_memory", description=__doc__.split("\n")[0])
 
     from retrieval.data.jsonio import DataError
 

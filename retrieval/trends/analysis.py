@@ -14,7 +14,8 @@ Command line:
     python -m retrieval.trends.analysis ask --docs FILE "Is the talk about electric cars growing?" \\
         [--period auto|day|week|month|session] [--start 2023-05-01 --end 2023-09-01] [--topic "electric cars"] \\
         [--threshold null|labelled|fixed] [--confirm none|stratified|binary] [--llm smollm2|none] \\
-        --out runs/trends/cars [--config configs/trends.yaml]
+        --output-dir runs/trends/cars [--config configs/trends.yaml]
+    ctbls-trends ask --docs FILE "..." --output-dir DIR       # the same, as a console script
 
 ``FILE``: a CSV or JSONL of ``{text, timestamp, source?, id?, session?}`` rows, or a Zyphra / LoCoMo
 conversation log (.json). Rows with a missing or unreadable timestamp are skipped, counted and listed.
@@ -22,8 +23,6 @@ conversation log (.json). Rows with a missing or unreadable timestamp are skippe
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from retrieval.config import option, parse_command, write_config
 from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
@@ -58,22 +58,24 @@ CONFIRM_METHODS = ("none", "stratified", "binary")
 class TrendConfig:
     """Settings of one trend analysis (``configs/trends.yaml``; command-line options override)."""
 
-    period: str = "auto"  # auto, day, week, month, session
-    topic: str | None = None  # default: read from the question
-    start: str | None = None  # window start (ISO); default: from the question, else the first document
-    end: str | None = None  # window end, exclusive
-    now: str | None = None  # the reference time; default: the last document
-    threshold: str = "null"  # null, labelled, fixed
-    alpha: float = 0.01  # null threshold: share of off-topic documents allowed through
-    threshold_value: float | None = None  # for threshold "fixed"
-    labelled: str | None = None  # for "labelled": JSONL of {"text" or "id", "relevant": true|false}
-    reference: str | None = None  # for "reference": documents (CSV / JSONL / log) known not to be about the topic
-    n_samples: int = 3  # closest relevant documents shown per period
-    confirm: str = "none"  # none, stratified (LLM on a stratified sample), binary (the original's search)
-    confirm_floor_alpha: float = 0.1  # LLM candidates: above the null threshold at this looser alpha
-    confirm_strata: int = 4
-    confirm_per_stratum: int = 6
-    seed: int = 0
+    period: str = option("auto", "auto (from the question, else from the window's length)", choices=("auto", *PERIODS))
+    topic: str | None = option(None, "what to count (default: read from the question)")
+    start: str | None = option(None, "window start, ISO 8601 (default: from the question, else the first document)")
+    end: str | None = option(None, "window end (exclusive), ISO 8601")
+    now: str | None = option(None, "reference time for relative phrases (default: the last document)")
+    threshold: str = option("null", "how relevance is decided", choices=THRESHOLD_METHODS)
+    alpha: float = option(0.01, "null / reference threshold: share of off-topic documents let through")
+    threshold_value: float | None = option(None, "for --threshold fixed")
+    labelled: str | None = option(None, "for --threshold labelled: JSONL of {text or id, relevant: true|false}")
+    reference: str | None = option(None, "for --threshold reference: documents (CSV / JSONL / log) known not to be "
+        "about the topic")
+    n_samples: int = option(3, "closest relevant documents shown per period", aliases=["--samples"])
+    confirm: str = option("none", "LLM confirmation: stratified (a sample per score stratum) or binary (the "
+        "original's search)", choices=CONFIRM_METHODS)
+    confirm_floor_alpha: float = option(0.1, "LLM candidates: above the null threshold at this looser alpha")
+    confirm_strata: int = option(4, "score strata of the stratified confirmation")
+    confirm_per_stratum: int = option(6, "LLM calls per stratum")
+    seed: int = option(0, "seed of the confirmation samples")
 
     def __post_init__(self) -> None:
         if self.threshold not in THRESHOLD_METHODS:
@@ -86,14 +88,6 @@ class TrendConfig:
             raise ValueError("threshold 'labelled' needs labelled: a JSONL of {text, relevant}")
         if self.threshold == "reference" and not self.reference:
             raise ValueError("threshold 'reference' needs reference: a file of documents not about the topic")
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TrendConfig:
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown trend settings {sorted(unknown)}")
-        return cls(**d)
-
 
 
 def topic_scores(table: ConversationTable, topic: str) -> pd.Series:
@@ -234,75 +228,54 @@ def _iso(t) -> str | None:
 
 
 # ---- command line ------------------------------------------------------------------------------------------
-def load_config(path: str | Path | None, overrides: dict) -> TrendConfig:
-    """A :class:`TrendConfig` from a YAML file (optional) with non-None ``overrides`` on top."""
-    d: dict = {}
-    if path:
-        import yaml
+@dataclass(kw_only=True)
+class TrendAskArguments(TrendConfig):
+    """Count, sample, plot and report a topic over time."""
 
-        d = yaml.safe_load(Path(path).read_text()) or {}
-        d = d.get("trend", d)
-    d.update({k: v for k, v in overrides.items() if v is not None})
-    return TrendConfig.from_dict(d)
+    question: str = option(help="the trend question", positional=True)
+    docs: str = option(help="CSV / JSONL of {text, timestamp, source?}, or a Zyphra/LoCoMo log")
+    format: str = option("auto", "the documents' format", choices=("auto", "documents", "log", "zyphra", "locomo"))
+    sample: str | None = option(None, "LoCoMo sample id (default: the first)")
+    tz: str = option("UTC", "time zone of naive timestamps")
+    llm: str | dict = option("smollm2", "LLM spec for the report and confirmation, or 'none' (extractive report)")
+    encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    cache_dir: str = option("runs/cache/trends", "embedding cache ('' for none)")
+    output_dir: str = option(help="output folder: trend.json, volume.png, report.md, config.yaml", aliases=["--out"])
+
+    def trend_config(self) -> TrendConfig:
+        return TrendConfig(**{f.name: getattr(self, f.name) for f in fields(TrendConfig)})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m retrieval.trends.analysis", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    ask = sub.add_parser("ask", help="count, sample, plot and report a topic over time")
-    ask.add_argument("question")
-    ask.add_argument("--docs", required=True, help="CSV / JSONL of {text, timestamp, source?}, or a Zyphra/LoCoMo log")
-    ask.add_argument("--format", default="auto", choices=["auto", "documents", "log", "zyphra", "locomo"])
-    ask.add_argument("--sample", help="LoCoMo sample id (default: the first)")
-    ask.add_argument("--tz", default="UTC", help="time zone of naive timestamps (default UTC)")
-    ask.add_argument("--config", help="YAML of trend settings (e.g. configs/trends.yaml)")
-    ask.add_argument("--period", choices=["auto", *PERIODS])
-    ask.add_argument("--topic", help="what to count (default: read from the question)")
-    ask.add_argument("--start", help="window start, ISO 8601")
-    ask.add_argument("--end", help="window end (exclusive), ISO 8601")
-    ask.add_argument("--now", help="reference time for relative phrases (default: the last document)")
-    ask.add_argument("--threshold", choices=THRESHOLD_METHODS)
-    ask.add_argument("--alpha", type=float, help="null threshold: share of off-topic documents let through")
-    ask.add_argument("--threshold-value", type=float, help="for --threshold fixed")
-    ask.add_argument("--labelled", help="for --threshold labelled: JSONL of {text or id, relevant}")
-    ask.add_argument("--reference", help="for --threshold reference: documents (or a log) not about the topic")
-    ask.add_argument("--samples", dest="n_samples", type=int, help="closest relevant documents per period")
-    ask.add_argument("--confirm", choices=CONFIRM_METHODS, help="LLM confirmation of relevance")
-    ask.add_argument("--llm", default=None, help="LLM backend spec for the report and confirmation, or 'none' "
-                     "(extractive report; default smollm2)")
-    ask.add_argument("--encoder", help="dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    ask.add_argument("--cache-dir", default="runs/cache/trends", help="embedding cache ('' for none)")
-    ask.add_argument("--out", required=True, help="output folder: trend.json, volume.png, report.md")
-    args = parser.parse_args(argv)
+    _, args = parse_command({"ask": (TrendAskArguments, TrendAskArguments.__doc__)}, argv,
+                            prog="python -m retrieval.trends.analysis", description=__doc__.split("\n")[0])
 
     from retrieval.memory.temporal_memory import load_encoder
     from retrieval.trends.report import write_trend_outputs
 
-    overrides = {k: getattr(args, k) for k in ("period", "topic", "start", "end", "now", "threshold", "alpha",
-                                              "threshold_value", "labelled", "reference", "n_samples", "confirm")}
+    config = args.trend_config()
     try:
-        config = load_config(args.config, overrides)
         corpus = load_corpus(args.docs, load_encoder(args.encoder), args.format, args.tz, args.sample,
                              args.cache_dir or None)
     except (DataError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    llm = args.llm or "smollm2"
-    backend = None
-    if llm != "none":
-        try:
-            from retrieval.llm import load_backend
+    from retrieval.llm import llm_spec, load_backend
 
-            backend = load_backend(json.loads(llm) if llm.lstrip().startswith("{") else llm)
+    backend = None
+    if llm_spec(args.llm) is not None:
+        try:
+            backend = load_backend(args.llm)
         except Exception as e:  # no LLM: the counts, samples and plot still come out
-            print(f"warning: LLM backend {llm!r} unavailable ({type(e).__name__}: {e}); extractive report",
+            print(f"warning: LLM backend {args.llm!r} unavailable ({type(e).__name__}: {e}); extractive report",
                   file=sys.stderr)
     try:
         result = analyse_trend(corpus, args.question, config, backend)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    paths = write_trend_outputs(result, args.out, backend=backend, config=config)
+    paths = write_trend_outputs(result, args.output_dir, backend=backend, config=config)
+    paths["config"] = write_config(args)
     print(f"topic: {result.topic!r}  period: {result.period}  window: {result.start} .. {result.end}")
     print(f"threshold: {result.threshold.value:.3f} ({result.threshold.method})  "
           f"documents: {result.n_window} in the window, {len(result.skipped)} skipped (no usable timestamp)")
