@@ -9,7 +9,7 @@ oldest first, and is cut from the oldest side to the encoder's limit.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -132,6 +132,14 @@ def table_cells(table: Table, passages: Mapping[str, str] | None = None,
             if passages is not None and settings.passages:
                 stats.links_without_passage += sum(1 for link in cell.links if not passages.get(link))
     return ids, texts, stats
+
+
+def cells_by_table(ids: Iterable[CellId]) -> dict[str, list[CellId]]:
+    """Cell ids grouped by their table's uid, each group in the order given."""
+    groups: dict[str, list[CellId]] = {}
+    for i in ids:
+        groups.setdefault(i[0], []).append(i)
+    return groups
 
 
 def history_text(previous: Sequence[tuple[str, str | None]], query: str,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from models.dual_encoder import DualEncoder
 from retrieval.ctbls.table_text import table_text
 from retrieval.data.types import Table
+from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
 
 SETTINGS_NAME = "table_retriever.json"
@@ -48,12 +50,12 @@ class DenseTableRetriever:
         self.encoder.save_pretrained(path)
         self.settings.save(path)
 
-    def index_tables(self, tables: list[Table], factory: str = "Flat", batch_size: int = 64,
-                     show_progress_bar: bool = False) -> DenseIndex:
-        """Encode tables and (re)build the index over them."""
-        emb = self.encoder.encode_documents([self.settings.text(t) for t in tables], batch_size, show_progress_bar)
-        self.index = DenseIndex.build(emb, [t.uid for t in tables], factory=factory,
-                                      encoder_id=self.encoder.identity)
+    def index_tables(self, tables: Sequence[Table], factory: str = "Flat", batch_size: int = 64,
+                     show_progress_bar: bool = False, cache_dir: str | Path | None = None) -> DenseIndex:
+        """Encode tables (their embeddings cached in ``cache_dir``, when given) and (re)build the index over them."""
+        self.index = cached_index(self.encoder, [self.settings.text(t) for t in tables], [t.uid for t in tables],
+                                  cache_dir, batch_size=batch_size, show_progress_bar=show_progress_bar,
+                                  factory=factory)
         return self.index
 
     def load_index(self, path: str | Path) -> None:
