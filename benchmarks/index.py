@@ -36,13 +36,13 @@ from benchmarks.common import (
     load_average,
     machine,
     plot_path,
-    print_table,
     pyplot,
     rss_mb,
     summary_ms,
     write_report,
 )
 from benchmarks.real_embeddings import load_corpus, synthetic_like
+from eval.report import print_table
 from retrieval.search.dense_index import DenseIndex
 
 DEFAULT_FACTORIES = ["Flat", "HNSW32", "IVF{nlist},Flat", "IVF{nlist},PQ48"]

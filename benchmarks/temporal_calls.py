@@ -29,10 +29,10 @@ from benchmarks.common import (
     limit_threads,
     load_average,
     machine,
-    print_table,
     summary_ms,
     write_report,
 )
+from eval.report import print_table
 from eval.temporal import question_scores
 from retrieval.data.zyphra_temporal import log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable

@@ -33,13 +33,13 @@ from benchmarks.common import (
     load_average,
     machine,
     plot_path,
-    print_table,
     pyplot,
     rss_mb,
     summary_ms,
     write_report,
 )
 from benchmarks.real_embeddings import load_corpus
+from eval.report import print_table
 from retrieval.data.conversation_log import Utterance
 from retrieval.data.zyphra_temporal import read_questions
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame

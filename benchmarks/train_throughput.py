@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.common import command_line, limit_threads, load_average, machine, print_table, write_report  # noqa: E402
+from benchmarks.common import command_line, limit_threads, load_average, machine, write_report  # noqa: E402
+from eval.report import print_table  # noqa: E402
 
 
 def training_pairs(n: int, seed: int) -> list[dict]:

@@ -16,7 +16,7 @@ import logging
 
 import torch
 
-from eval.report import print_table, run_cli, write_json
+from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
@@ -81,9 +81,10 @@ def evaluate(checkpoint: str | None, tables_path: str, questions_path: str, spli
 
 def print_results(results: dict) -> None:
     for pool in ("all_tables", "split_tables"):
-        print_table(f"{pool} ({results[pool]['_pool_size']} tables, {results['_data']['questions']} questions)",
-                    {m: v for m, v in results[pool].items() if not m.startswith("_")},
-                    ["mrr@10", "top1", "top3", "top10", "first_turn_mrr@10", "first_turn_top1"])
+        print_table({m: v for m, v in results[pool].items() if not m.startswith("_")},
+                    ["mrr@10", "top1", "top3", "top10", "first_turn_mrr@10", "first_turn_top1"],
+                    f"{pool} ({results[pool]['_pool_size']} tables, {results['_data']['questions']} questions)",
+                    METRICS)
     print(json.dumps(results["_data"]))
 
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from eval.report import print_table, run_cli, write_json
+from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
@@ -206,9 +206,10 @@ def main(argv: list[str] | None = None) -> dict:
     for setting, rows in results.items():
         if setting.startswith("_"):
             continue
-        print_table(f"{setting} ({n} turns)", {m: v for m, v in rows.items() if not m.startswith("_")}, COLUMNS)
+        methods = {m: v for m, v in rows.items() if not m.startswith("_")}
+        print_table(methods, COLUMNS, f"{setting} ({n} turns)", METRICS)
         best = "tracker" if "tracker" in rows else "untuned"  # turn by turn for the dense model under test
-        print_table(f"{setting}, {best}, turn by turn", rows[best]["by_turn"], COLUMNS)
+        print_table(rows[best]["by_turn"], COLUMNS, f"{setting}, {best}, turn by turn", METRICS)
         if "_table_found" in rows:
             print(json.dumps(rows["_table_found"]))
     print(json.dumps(results["_data"]))
