@@ -34,12 +34,13 @@ from benchmarks.common import (
 )
 from eval.report import print_table
 from eval.temporal import question_scores
+from models.dual_encoder import load_encoder
 from retrieval.data.zyphra_temporal import log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, RulePlanner
 from retrieval.memory.query_rewrite import LLMRewriter
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.memory.temporal_memory import TemporalMemory
 
 ANSWER_PROMPT = """Here are parts of our earlier conversations:
 {rows}

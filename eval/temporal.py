@@ -35,6 +35,7 @@ import numpy as np
 import yaml
 
 from eval.report import read_reports, require_disjoint
+from models.dual_encoder import load_encoder
 from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import DataError
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
@@ -42,7 +43,7 @@ from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, context_query
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.metrics import f_beta, precision, recall
 
 logger = logging.getLogger("eval.temporal")

@@ -291,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         "for python -m retrieval.trends.analysis; its 'truth' column holds the planted label)")
     args = parser.parse_args(argv)
 
-    from retrieval.memory.temporal_memory import load_encoder
+    from models.dual_encoder import load_encoder
 
     encoder = load_encoder(args.encoder)
     folder = Path(args.data) / "zyphra_temporal" / "ConversationData"

@@ -1,6 +1,6 @@
 """Temporal memory over a long conversation: ask when-questions of a conversation table.
 
-    memory = TemporalMemory.from_file("ConversationData/26.json", encoder=load_encoder())
+    memory = TemporalMemory.from_file("ConversationData/26.json", encoder=load_encoder())  # models.dual_encoder
     result = memory.ask("What did we discuss 20 sessions ago?")           # now = end of the log
     result = memory.ask("Can you summarize what we discussed?",
                         history=["I see in my calendar that we talked on May 8th."])
@@ -35,15 +35,6 @@ REWRITES = ("none", "context", "carry", "llm")
 RANKERS = ("hybrid", "dense", "bm25")
 FUSION_DEPTH = 50  # candidates each ranker contributes to the fusion
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al.)
-
-
-def load_encoder(spec: str | None = None):
-    """A DualEncoder: a trained checkpoint folder, a backbone name, or (default) the packaged MiniLM."""
-    from models.dual_encoder import CONFIG_NAME, DualEncoder
-
-    if spec and (Path(spec) / CONFIG_NAME).is_file():
-        return DualEncoder.from_pretrained(spec)
-    return DualEncoder.from_backbone(spec or "packaged:minilm")
 
 
 @dataclass
@@ -205,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
+    from models.dual_encoder import load_encoder
     from retrieval.data.jsonio import DataError
 
     rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))

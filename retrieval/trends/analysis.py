@@ -275,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--out", required=True, help="output folder: trend.json, volume.png, report.md")
     args = parser.parse_args(argv)
 
-    from retrieval.memory.temporal_memory import load_encoder
+    from models.dual_encoder import load_encoder
     from retrieval.trends.report import write_trend_outputs
 
     overrides = {k: getattr(args, k) for k in ("period", "topic", "start", "end", "now", "threshold", "alpha",
