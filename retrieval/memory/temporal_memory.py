@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from retrieval.data.conversation_log import load_log, parse_timestamp
+from retrieval.data.types import ContextTurn
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
@@ -98,7 +99,8 @@ class TemporalMemory:
             return parsed
         return now.replace(tzinfo=self.table.tz) if now.tzinfo is None else now
 
-    def rewrite_query(self, question: str, history: Sequence | None, now: datetime, mode: str) -> Rewrite | None:
+    def rewrite_query(self, question: str, history: Sequence[ContextTurn] | None, now: datetime,
+                      mode: str) -> Rewrite | None:
         if not history or mode == "none":
             return None
         if mode == "context":
@@ -140,7 +142,7 @@ class TemporalMemory:
         op = {key: v for key, v in self.rank_op(question).items() if key != "margin"}
         return execute([{**op, "k": k}], rows, ranker=self._rank).ids
 
-    def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
+    def ask(self, question: str, history: Sequence[ContextTurn] | None = None, now: datetime | str | None = None,
             rewrite: str | None = None) -> TemporalResult:
         """Plan and run one question; ``history`` holds earlier turns (strings or {"speaker", "text"})."""
         now = self.resolve_now(now)
