@@ -47,7 +47,10 @@ class CellStateTracker:
 
     @classmethod
     def from_pretrained(cls, path: str | Path) -> CellStateTracker:
-        return cls(DualEncoder.from_pretrained(path), CellTextSettings.load(path))
+        """Load a folder written by :meth:`save_pretrained` or train/state_tracker.py: the encoder and its
+        cell-text settings."""
+        settings = CellTextSettings.load(path)
+        return cls(DualEncoder.from_pretrained(path), settings)
 
     def save_pretrained(self, path: str | Path) -> None:
         self.encoder.save_pretrained(path)
