@@ -1,4 +1,4 @@
-"""What every speed benchmark shares: the machine it ran on, memory, timing, tables, JSON and plots.
+"""What every speed benchmark shares: the machine it ran on, memory, timing, JSON and plots (tables: eval.report).
 
 Benchmarks on a shared machine are noisy, so each one measures its method and its baseline in
 the same run, interleaved, and reports the load average (``uptime``) next to its figures.
@@ -139,27 +139,6 @@ def summary_ms(seconds: Sequence[float]) -> dict:
 
 def median(xs: Sequence[float]) -> float:
     return float(statistics.median(xs))
-
-
-def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> str:
-    """Rows of dicts as an aligned plain-text table (also returned, for the report)."""
-    if not rows:
-        return ""
-    columns = list(columns or rows[0].keys())
-
-    def fmt(v) -> str:
-        if isinstance(v, float):
-            return f"{v:.4g}" if abs(v) < 1e5 else f"{v:,.0f}"
-        return "" if v is None else str(v)
-
-    cells = [[fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
-    text = ("\n" + title + "\n" if title else "") + "\n".join(lines)
-    print(text, flush=True)
-    return text
 
 
 def command_line(prog: str, argv: Sequence[str] | None) -> str:

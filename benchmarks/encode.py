@@ -29,10 +29,10 @@ from benchmarks.common import (
     limit_threads,
     load_average,
     machine,
-    print_table,
     write_report,
 )
 from benchmarks.real_embeddings import utterance_texts
+from eval.report import print_table
 from retrieval.config import option, parse_config, write_config
 
 

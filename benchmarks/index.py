@@ -36,13 +36,13 @@ from benchmarks.common import (
     load_average,
     machine,
     plot_path,
-    print_table,
     pyplot,
     rss_mb,
     summary_ms,
     write_report,
 )
 from benchmarks.real_embeddings import load_corpus, synthetic_like
+from eval.report import print_table
 from retrieval.config import option, parse_config, write_config
 from retrieval.search.dense_index import DenseIndex
 

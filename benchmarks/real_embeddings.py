@@ -45,7 +45,7 @@ def load_corpus(encoder=None, data_dir: Path = DATA_DIR, cache_dir: str | None =
     from retrieval.search.embedding_cache import cached_document_embeddings
 
     if encoder is None:
-        from retrieval.memory.temporal_memory import load_encoder
+        from models.dual_encoder import load_encoder
 
         encoder = load_encoder()
     logs = utterance_texts(data_dir)

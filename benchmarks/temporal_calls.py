@@ -29,18 +29,19 @@ from benchmarks.common import (
     limit_threads,
     load_average,
     machine,
-    print_table,
     summary_ms,
     write_report,
 )
+from eval.report import print_table
 from eval.temporal import question_scores
+from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.zyphra_temporal import log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, RulePlanner
 from retrieval.memory.query_rewrite import LLMRewriter
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.memory.temporal_memory import TemporalMemory
 
 ANSWER_PROMPT = """Here are parts of our earlier conversations:
 {rows}
@@ -92,9 +93,8 @@ class TemporalCallsArguments(RunArguments):
     answer_tokens: int = option(64, "answer length limit, tokens")
 
 
-def main(argv: Sequence[str] | None = None) -> dict:
-    args = parse_config(TemporalCallsArguments, argv, prog="python -m benchmarks.temporal_calls", description=__doc__)
-
+def prepare(args: TemporalCallsArguments) -> tuple[TemporalMemory, CountingBackend, float]:
+    """The memory over the log and the counted LLM (with its load time in seconds), both warmed up."""
     from retrieval.data.conversation_log import read_zyphra_log
     from retrieval.llm import load_backend
 
@@ -106,47 +106,48 @@ def main(argv: Sequence[str] | None = None) -> dict:
     start = time.perf_counter()
     llm = CountingBackend(load_backend(args.llm))
     load_s = time.perf_counter() - start
-    questions = sample(args.log, args.n_questions, args.seed)
-    now = memory.resolve_now(None)
     memory.ask("What did we discuss on the first of May?")  # warm-ups: dateparser's data, the LLM's first call
     answer(llm, "warm-up", table.frame.head(1), 1, 4)
     llm.calls.clear()
+    return memory, llm, load_s
 
-    per_design: dict[str, dict[str, list]] = {d: {"retrieval": [], "total": [], "calls": [], "recall": [], "f2": []}
-                                              for d in ("ours", "paper")}
-    for q in questions:  # the two designs in turns, question by question
-        # ours: rule rewrite + rule plan + dense rank, then one LLM call to answer
-        before, t0 = len(llm.calls), time.perf_counter()
-        result = memory.ask(q.question, history=q.history)
-        t1 = time.perf_counter()
-        answer(llm, result.question, result.rows, args.answer_rows, args.answer_tokens)
-        ours_ids, t2 = result.ids, time.perf_counter()
-        per_design["ours"]["retrieval"].append(t1 - t0)
-        per_design["ours"]["total"].append(t2 - t0)
-        per_design["ours"]["calls"].append(len(llm.calls) - before)
-        # the paper's design: LLM rewrite (when there is context) + LLM plan + dense rank, then the answer
-        before, t0 = len(llm.calls), time.perf_counter()
-        text = q.question
-        if q.history:
-            llm.stage = "rewrite"
-            text = LLMRewriter(llm).rewrite(q.history, q.question, now).text
-        llm.stage = "plan"
-        plan = LLMPlanner(llm, table.frame.columns, fallback=memory.planner).plan(text, now, memory.speakers)
-        rows = execute(plan.ops, table.frame, ranker=memory._rank).rows
-        t1 = time.perf_counter()
-        answer(llm, text, rows, args.answer_rows, args.answer_tokens)
-        t2 = time.perf_counter()
-        per_design["paper"]["retrieval"].append(t1 - t0)
-        per_design["paper"]["total"].append(t2 - t0)
-        per_design["paper"]["calls"].append(len(llm.calls) - before)
-        for design, ids in (("ours", ours_ids), ("paper", rows.index.tolist())):
-            scores = question_scores(ids, q.relevant)
-            per_design[design]["recall"].append(scores["recall"])
-            per_design[design]["f2"].append(scores["f2"])
-        print(f"[{q.kind}] {q.question[:60]!r}: ours {per_design['ours']['total'][-1]:.1f}s "
-              f"({per_design['ours']['calls'][-1]} call), paper {per_design['paper']['total'][-1]:.1f}s "
-              f"({per_design['paper']['calls'][-1]} calls), load {load_average()[0]}", flush=True)
 
+def compare_designs(memory: TemporalMemory, llm: CountingBackend, q, now, args: TemporalCallsArguments,
+                    per_design: dict[str, dict[str, list]]) -> None:
+    """Answer ``q`` by our design, then by the paper's, adding each one's seconds, LLM calls and scores."""
+    table = memory.table
+    # ours: rule rewrite + rule plan + dense rank, then one LLM call to answer
+    before, t0 = len(llm.calls), time.perf_counter()
+    result = memory.ask(q.question, history=q.history)
+    t1 = time.perf_counter()
+    answer(llm, result.question, result.rows, args.answer_rows, args.answer_tokens)
+    ours_ids, t2 = result.ids, time.perf_counter()
+    per_design["ours"]["retrieval"].append(t1 - t0)
+    per_design["ours"]["total"].append(t2 - t0)
+    per_design["ours"]["calls"].append(len(llm.calls) - before)
+    # the paper's design: LLM rewrite (when there is context) + LLM plan + dense rank, then the answer
+    before, t0 = len(llm.calls), time.perf_counter()
+    text = q.question
+    if q.history:
+        llm.stage = "rewrite"
+        text = LLMRewriter(llm).rewrite(q.history, q.question, now).text
+    llm.stage = "plan"
+    plan = LLMPlanner(llm, table.frame.columns, fallback=memory.planner).plan(text, now, memory.speakers)
+    rows = execute(plan.ops, table.frame, ranker=memory._rank).rows
+    t1 = time.perf_counter()
+    answer(llm, text, rows, args.answer_rows, args.answer_tokens)
+    t2 = time.perf_counter()
+    per_design["paper"]["retrieval"].append(t1 - t0)
+    per_design["paper"]["total"].append(t2 - t0)
+    per_design["paper"]["calls"].append(len(llm.calls) - before)
+    for design, ids in (("ours", ours_ids), ("paper", rows.index.tolist())):
+        scores = question_scores(ids, q.relevant)
+        per_design[design]["recall"].append(scores["recall"])
+        per_design[design]["f2"].append(scores["f2"])
+
+
+def summarise(per_design: dict[str, dict[str, list]], llm: CountingBackend) -> tuple[list[dict], dict, dict]:
+    """One row per design, the LLM calls by stage, and the median speed-ups."""
     rows_out = []
     for design, d in per_design.items():
         rows_out.append({"design": design, "llm_calls_per_q": round(float(np.mean(d["calls"])), 2),
@@ -162,11 +163,28 @@ def main(argv: Sequence[str] | None = None) -> dict:
                            "mean_tokens": round(float(np.mean([c["tokens"] for c in calls])), 1)}
     speedup_total = [p / o for p, o in zip(per_design["paper"]["total"], per_design["ours"]["total"])]
     speedup_retrieval = [p / o for p, o in zip(per_design["paper"]["retrieval"], per_design["ours"]["retrieval"])]
+    summary = {"speedup_end_to_end_median": round(float(np.median(speedup_total)), 2),
+               "speedup_retrieval_median": round(float(np.median(speedup_retrieval)), 1)}
+    return rows_out, by_stage, summary
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    args = parse_config(TemporalCallsArguments, argv, prog="python -m benchmarks.temporal_calls", description=__doc__)
+    memory, llm, load_s = prepare(args)
+    questions = sample(args.log, args.n_questions, args.seed)
+    now = memory.resolve_now(None)
+    per_design: dict[str, dict[str, list]] = {d: {"retrieval": [], "total": [], "calls": [], "recall": [], "f2": []}
+                                              for d in ("ours", "paper")}
+    for q in questions:  # the two designs in turns, question by question
+        compare_designs(memory, llm, q, now, args, per_design)
+        print(f"[{q.kind}] {q.question[:60]!r}: ours {per_design['ours']['total'][-1]:.1f}s "
+              f"({per_design['ours']['calls'][-1]} call), paper {per_design['paper']['total'][-1]:.1f}s "
+              f"({per_design['paper']['calls'][-1]} calls), load {load_average()[0]}", flush=True)
+
+    rows_out, by_stage, summary = summarise(per_design, llm)
     table_text = print_table(rows_out, title=f"== {len(questions)} temporal questions, log {args.log}, "
                                              f"LLM {args.llm} ==")
     print_table([{"stage": s, **v} for s, v in by_stage.items()], title="== LLM calls by stage ==")
-    summary = {"speedup_end_to_end_median": round(float(np.median(speedup_total)), 2),
-               "speedup_retrieval_median": round(float(np.median(speedup_retrieval)), 1)}
     print(summary)
     report = {"command": command_line("benchmarks.temporal_calls", argv), "machine": machine(), "threads": args.threads,
               "llm": args.llm, "llm_load_s": round(load_s, 1), "questions": [q.question for q in questions],

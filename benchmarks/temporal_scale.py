@@ -33,20 +33,21 @@ from benchmarks.common import (
     load_average,
     machine,
     plot_path,
-    print_table,
     pyplot,
     rss_mb,
     summary_ms,
     write_report,
 )
 from benchmarks.real_embeddings import load_corpus
+from eval.report import print_table
+from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance
 from retrieval.data.zyphra_temporal import read_questions
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.memory.planner import RulePlanner
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.dense_index import DenseIndex
 
 

@@ -36,9 +36,9 @@ from benchmarks.common import (  # noqa: E402
     limit_threads,
     load_average,
     machine,
-    print_table,
     write_report,
 )
+from eval.report import print_table  # noqa: E402
 from retrieval.config import option, parse_config, write_config  # noqa: E402
 
 

@@ -25,13 +25,14 @@ from pathlib import Path
 import numpy as np
 
 from eval.report import read_reports, require_disjoint
+from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import TemporalMemory, load_encoder
+from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.metrics import recall
 
 logger = logging.getLogger("eval.locomo_temporal")

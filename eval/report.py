@@ -1,22 +1,68 @@
-"""Printing result tables: methods as rows, metrics as columns."""
+"""What the evaluation commands share: result tables (the benchmarks' too), JSON reports, merging reports."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval.data.jsonio import DataError, read_json, run_cli  # noqa: F401  (the evaluation commands import run_cli here)
 
 
-def print_table(title: str, rows: dict[str, dict], columns: list[str]) -> None:
-    width = max([len(r) for r in rows] + [6])
-    print(f"\n{title}")
-    print(" " * width + "".join(f"{c:>18}" for c in columns))
-    for name, metrics in rows.items():
-        cells = "".join(f"{metrics[c]:>18.4f}" if isinstance(metrics.get(c), float) else f"{'-':>18}"
-                        for c in columns)
-        print(f"{name:<{width}}{cells}")
+@dataclass(frozen=True)
+class TableStyle:
+    """How :func:`print_table` writes a table: each value's text, the columns' widths, what lies between them."""
+
+    cell: Callable[[object], str]
+    min_width: int = 0  # of each value column
+    gap: str = "  "  # between columns
+    rule: bool = True  # a line of dashes under the header
+    min_label_width: int = 6  # of the row names' column, when the rows are named
+
+
+def metric_cell(value: object) -> str:
+    """A metric to 4 decimals; '-' where the row has none."""
+    return f"{value:.4f}" if isinstance(value, float) else "-"
+
+
+def measurement_cell(value: object) -> str:
+    """A measurement to 4 significant figures (large ones in full, with thousands separators)."""
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    return "" if value is None else str(value)
+
+
+METRICS = TableStyle(metric_cell, min_width=18, gap="", rule=False)  # the evaluations: methods as rows
+MEASUREMENTS = TableStyle(measurement_cell)  # the benchmarks: one row per measured setting
+
+
+def print_table(rows: Mapping[str, Mapping] | Sequence[Mapping], columns: Sequence[str] | None = None,
+                title: str | None = None, style: TableStyle = MEASUREMENTS) -> str:
+    """Print rows as an aligned plain-text table, columns right-aligned, and return the text.
+
+    ``rows`` are dicts of column -> value, or a mapping of row name -> such a dict (the names then
+    head the rows, left-aligned); ``columns`` defaults to the first row's keys. No rows: nothing.
+    """
+    if not rows:
+        return ""
+    named = isinstance(rows, Mapping)
+    records = list(rows.values()) if named else list(rows)
+    columns = list(columns or records[0].keys())
+    cells = [[style.cell(r.get(c)) for c in columns] for r in records]
+    widths = [max(style.min_width, len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    lines = [style.gap.join(c.rjust(w) for c, w in zip(columns, widths))]
+    if style.rule:
+        lines.append(style.gap.join("-" * w for w in widths))
+    lines += [style.gap.join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
+    if named:
+        label = max(style.min_label_width, *(len(name) for name in rows))
+        names = ["", *([""] if style.rule else []), *rows]
+        lines = [name.ljust(label) + style.gap + line for name, line in zip(names, lines)]
+    text = ("\n" + title + "\n" if title else "") + "\n".join(lines)
+    print(text, flush=True)
+    return text
 
 
 def write_json(path: str | None, results: dict) -> None:

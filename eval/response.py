@@ -42,7 +42,7 @@ from rouge_score import rouge_scorer
 
 from eval.report import run_cli, write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, index_cells, response_messages
+from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, response_messages
 from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
@@ -51,8 +51,6 @@ from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversati
 from retrieval.data.types import Conversation, Table
 from retrieval.llm import GenerationResult, LLMBackend, load_backend
 from retrieval.search.bm25 import BM25Retriever
-from retrieval.search.dense_index import DenseIndex
-from retrieval.search.embedding_cache import cached_document_embeddings
 
 DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 TABLE_SETTINGS = ("bm25", "dtr", "gold")
@@ -90,8 +88,7 @@ def choose_tables(conversations: Sequence[Conversation], tables: Mapping[str, Ta
     first = [c.turns[0].query for c in conversations]
     texts = [retriever.settings.text(tables[u]) for u in pool]
     bm25 = BM25Retriever(texts, list(pool))
-    emb = cached_document_embeddings(retriever.encoder, texts, cache_dir, batch_size, False)
-    retriever.index = DenseIndex.build(emb, list(pool), encoder_id=retriever.encoder.identity)
+    retriever.index_tables([tables[u] for u in pool], batch_size=batch_size, cache_dir=cache_dir)
     found = {"bm25": bm25.search(first, 1), "dtr": retriever.retrieve(first, k=1)}
     chosen = {name: {c.conv_id: (r[0][0] if r else None) for c, r in zip(conversations, hits)}
               for name, hits in found.items()}
@@ -142,7 +139,8 @@ def evaluate(conversations: Sequence[Conversation], tables: Mapping[str, Table],
     skipped = sum(len(c.turns) for c in conversations) - len(turns)
 
     needed = {u for picks in chosen.values() for u in picks.values() if u}
-    index_cells(tracker, [tables[u] for u in sorted(needed)], passages, cache_dir, batch_size)
+    tracker.index_tables([tables[u] for u in sorted(needed)], passages, batch_size=batch_size, cache_dir=cache_dir,
+                         cache_per_table=True)
     cell_text = dict(zip(*tracker.cells([tables[u] for u in sorted(needed)], passages)[:2]))
     anchors = [tracker.history(h, t.query) for _, h, t in turns]
     ranked = {name: tracker.rank_texts(anchors, [chosen[name][c.conv_id] or "" for c, _, _ in turns], 3,

@@ -17,15 +17,13 @@ from dataclasses import dataclass
 
 import torch
 
-from eval.report import print_table, run_cli, write_json
+from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
 from retrieval.search.bm25 import BM25Retriever
-from retrieval.search.dense_index import DenseIndex
-from retrieval.search.embedding_cache import cached_document_embeddings
 from retrieval.search.fusion import reciprocal_rank_fusion
 from retrieval.search.metrics import ranking_metrics
 
@@ -56,20 +54,21 @@ def evaluate(checkpoint: str | None, tables_path: str, questions_path: str, spli
     texts = [settings.text(tables[u]) for u in uids]
     bm25 = BM25Retriever(texts, uids)
     max_len = dtr.encoder.config.max_document_length if dtr else 128
-    encoders = {"untuned": DualEncoder.from_backbone(baseline, max_document_length=max_len)}
+    retrievers = {"untuned": DenseTableRetriever(DualEncoder.from_backbone(baseline, max_document_length=max_len),
+                                                 settings)}
     if dtr:
-        encoders["dtr"] = dtr.encoder
+        retrievers["dtr"] = dtr
     indices, query_emb = {}, {}
-    for name, enc in encoders.items():
-        enc.autocast_dtype = torch.bfloat16 if bf16 else None
-        emb = cached_document_embeddings(enc, texts, cache_dir, batch_size=batch_size)
-        indices[name] = DenseIndex.build(emb, uids, encoder_id=enc.identity)
-        query_emb[name] = enc.encode_queries(queries, batch_size=batch_size)
+    for name, retriever in retrievers.items():
+        retriever.encoder.autocast_dtype = torch.bfloat16 if bf16 else None
+        indices[name] = retriever.index_tables([tables[u] for u in uids], batch_size=batch_size,
+                                               show_progress_bar=True, cache_dir=cache_dir)
+        query_emb[name] = retriever.encoder.encode_queries(queries, batch_size=batch_size)
 
     results: dict = {}
     for pool, subset in pools.items():
         ranked = {"bm25": [[u for u, _ in r] for r in bm25.search(queries, 100, subset)]}
-        for name in encoders:
+        for name in retrievers:
             ranked[name] = [[u for u, _ in r] for r in indices[name].search(query_emb[name], 100, subset)]
         dense = "dtr" if dtr else "untuned"
         ranked[f"bm25+{dense} (rrf)"] = [
@@ -84,9 +83,10 @@ def evaluate(checkpoint: str | None, tables_path: str, questions_path: str, spli
 
 def print_results(results: dict) -> None:
     for pool in ("all_tables", "split_tables"):
-        print_table(f"{pool} ({results[pool]['_pool_size']} tables, {results['_data']['questions']} questions)",
-                    {m: v for m, v in results[pool].items() if not m.startswith("_")},
-                    ["mrr@10", "top1", "top3", "top10", "first_turn_mrr@10", "first_turn_top1"])
+        print_table({m: v for m, v in results[pool].items() if not m.startswith("_")},
+                    ["mrr@10", "top1", "top3", "top10", "first_turn_mrr@10", "first_turn_top1"],
+                    f"{pool} ({results[pool]['_pool_size']} tables, {results['_data']['questions']} questions)",
+                    METRICS)
     print(json.dumps(results["_data"]))
 
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from eval.report import print_table, run_cli, write_json
+from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
@@ -39,8 +39,7 @@ from retrieval.data.hybridialogue import load_hybridialogue
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
 from retrieval.search.bm25 import BM25Retriever
-from retrieval.search.dense_index import DenseIndex
-from retrieval.search.embedding_cache import cached_document_embeddings
+from retrieval.search.cached_index import cached_index
 from retrieval.search.fusion import reciprocal_rank_fusion
 from retrieval.search.metrics import ranking_metrics
 
@@ -80,10 +79,8 @@ def dtr_tables(dtr: str, baseline: str, tables: dict, queries: list[str], cache_
     """The DTR's top table (uid) for each query, from every table in ``tables``."""
     retriever = (DenseTableRetriever(DualEncoder.from_backbone(baseline)) if dtr == "untuned"
                  else DenseTableRetriever.from_pretrained(dtr))
-    uids = sorted(tables)
-    emb = cached_document_embeddings(retriever.encoder, [retriever.settings.text(tables[u]) for u in uids],
-                                     cache_dir, batch_size=batch_size)
-    retriever.index = DenseIndex.build(emb, uids, encoder_id=retriever.encoder.identity)
+    retriever.index_tables([tables[u] for u in sorted(tables)], batch_size=batch_size, show_progress_bar=True,
+                           cache_dir=cache_dir)
     return [r[0][0] if r else "" for r in retriever.retrieve(queries, k=1)]
 
 
@@ -163,7 +160,7 @@ def evaluate_hybridialogue(checkpoint: str | None, path: str, baseline: str, cac
     trackers = _trackers(checkpoint, baseline)
     for name, tracker in trackers.items():
         enc = tracker.encoder
-        index = DenseIndex.build(cached_document_embeddings(enc, texts, cache_dir, batch_size), ids)
+        index = cached_index(enc, texts, ids, cache_dir, batch_size=batch_size, show_progress_bar=True)
         queries = enc.encode_queries([tracker.history(p, t.query) for p, t in turns], batch_size)
         ranked[name] = [[i for i, _ in index.search(q[None], K, subset=s)[0]] for q, s in zip(queries, subsets)]
     first = next(iter(trackers.values()))
@@ -219,9 +216,10 @@ def main(argv: list[str] | None = None) -> dict:
     for setting, rows in results.items():
         if setting.startswith("_"):
             continue
-        print_table(f"{setting} ({n} turns)", {m: v for m, v in rows.items() if not m.startswith("_")}, COLUMNS)
+        methods = {m: v for m, v in rows.items() if not m.startswith("_")}
+        print_table(methods, COLUMNS, f"{setting} ({n} turns)", METRICS)
         best = "tracker" if "tracker" in rows else "untuned"  # turn by turn for the dense model under test
-        print_table(f"{setting}, {best}, turn by turn", rows[best]["by_turn"], COLUMNS)
+        print_table(rows[best]["by_turn"], COLUMNS, f"{setting}, {best}, turn by turn", METRICS)
         if "_table_found" in rows:
             print(json.dumps(rows["_table_found"]))
     print(json.dumps(results["_data"]))

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.report import read_reports, require_disjoint
+from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import DataError
@@ -43,7 +44,7 @@ from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, context_query
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import RANKERS, TemporalMemory, load_encoder
+from retrieval.memory.temporal_memory import RANKERS, TemporalMemory
 from retrieval.search.metrics import f_beta, precision, recall
 
 logger = logging.getLogger("eval.temporal")

@@ -42,8 +42,7 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.paths import DATA_DIR
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
-from retrieval.search.dense_index import DenseIndex
-from retrieval.search.embedding_cache import cached_document_embeddings
+from retrieval.search.cached_index import cached_index
 from retrieval.trends.analysis import PERIOD_COLUMN, enumerate_periods, topic_scores
 from retrieval.trends.relevance import (
     binary_search_boundary,
@@ -65,11 +64,8 @@ def build_table(utterances: Sequence[Utterance], encoder, cache_dir: str | None)
     real log's embeddings are computed once however often it is planted into."""
     real = [u for u in utterances if not u.turn_id.startswith("planted:")]
     planted = [u for u in utterances if u.turn_id.startswith("planted:")]
-    parts = [cached_document_embeddings(encoder, [u.text for u in group], cache_dir, show_progress_bar=False)
-             for group in (real, planted) if group]
-    emb = np.concatenate(parts)  # (N, D), in the order real + planted
-    ids = [u.response_idx for u in real + planted]
-    index = DenseIndex.build(emb, ids, encoder_id=encoder.identity)
+    index = cached_index(encoder, [u.text for u in real + planted], [u.response_idx for u in real + planted],
+                         cache_dir, chunks=[len(real), len(planted)])
     return ConversationTable(utterance_frame(utterances), index, encoder)
 
 
@@ -271,7 +267,7 @@ class TrendsEvalArguments:
 def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_config(TrendsEvalArguments, argv, prog="python -m eval.trends", description=__doc__)
 
-    from retrieval.memory.temporal_memory import load_encoder
+    from models.dual_encoder import load_encoder
 
     encoder = load_encoder(args.encoder)
     folder = Path(args.data_dir) / "zyphra_temporal" / "ConversationData"

@@ -198,3 +198,11 @@ class DualEncoder(nn.Module):
 
     def encode_documents(self, texts: list[str], batch_size: int = 64, show_progress_bar: bool = False) -> np.ndarray:
         return self.encode(texts, "document", batch_size, show_progress_bar)
+
+
+def load_encoder(spec: str | None = None) -> DualEncoder:
+    """A DualEncoder from a spec: a trained checkpoint folder (one holding ``dual_encoder.json``), a backbone
+    (hub name, folder or ``packaged:minilm``), or by default the packaged MiniLM."""
+    if spec and (Path(spec) / CONFIG_NAME).is_file():
+        return DualEncoder.from_pretrained(spec)
+    return DualEncoder.from_backbone(spec or "packaged:minilm")

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from models.dual_encoder import DualEncoder
-from retrieval.ctbls.cell_text import CellTextSettings
+from retrieval.ctbls.state_tracker import CellStateTracker
+from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.ottqa_conversations import table_split
 from retrieval.llm import GenerationResult
 
@@ -65,9 +66,10 @@ def write_tiny_ottqa(root: Path) -> Path:
 def write_checkpoints(backbone: str, root: Path) -> tuple[Path, Path]:
     """An (untrained) DTR and tracker checkpoint from a tiny backbone: (dtr folder, tracker folder)."""
     dtr, tracker = root / "dtr", root / "tracker"
-    DualEncoder.from_backbone(backbone, max_query_length=32, max_document_length=64).save_pretrained(dtr)
-    DualEncoder.from_backbone(backbone, max_query_length=64, max_document_length=64).save_pretrained(tracker)
-    CellTextSettings().save(tracker)
+    DenseTableRetriever(DualEncoder.from_backbone(backbone, max_query_length=32, max_document_length=64)
+                        ).save_pretrained(dtr)
+    CellStateTracker(DualEncoder.from_backbone(backbone, max_query_length=64, max_document_length=64)
+                     ).save_pretrained(tracker)
     return dtr, tracker
 
 

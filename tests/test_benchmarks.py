@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from benchmarks import index as bench_index
-from benchmarks.common import interleaved, print_table, summary_ms
+from benchmarks.common import interleaved, summary_ms
 from benchmarks.real_embeddings import synthetic_like
 from benchmarks.temporal_scale import synthetic_log
+from eval.report import print_table
 from retrieval.data.conversation_log import Utterance
 from retrieval.memory.conversation_table import utterance_frame
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
-from models.dual_encoder import DualEncoder
+from models.dual_encoder import DualEncoder, load_encoder
 from models.pooling import pool
 
 
@@ -46,3 +46,14 @@ def test_save_load_round_trip_and_sentence_transformers(tiny_backbone, tmp_path,
 def test_from_pretrained_rejects_plain_folder(tiny_backbone):
     with pytest.raises(FileNotFoundError, match="not a dual encoder checkpoint"):
         DualEncoder.from_pretrained(tiny_backbone)
+
+
+def test_load_encoder_takes_a_checkpoint_or_a_backbone(tiny_backbone, tmp_path):
+    trained = DualEncoder.from_backbone(tiny_backbone, max_document_length=32)
+    with torch.no_grad():
+        next(trained.query_model.parameters()).add_(0.5)
+    trained.save_pretrained(tmp_path / "ckpt")
+    loaded = load_encoder(str(tmp_path / "ckpt"))  # a checkpoint: its weights and settings
+    assert loaded.identity == trained.identity and loaded.config.max_document_length == 32
+    fresh = load_encoder(tiny_backbone)  # a backbone: a fresh dual encoder with the default settings
+    assert fresh.config.base_model == tiny_backbone and fresh.identity != trained.identity

@@ -109,7 +109,7 @@ def test_training_validates_on_held_out_conversations_and_saves_a_loadable_encod
     record = results["epochs"][0]
     assert record["n"] == 7 and 0.0 <= record["top1"] <= record["top3"] <= record["top10"] <= 1.0
     assert (out / "model.safetensors").is_file() and (out / "config.yaml").is_file()
-    from retrieval.memory.temporal_memory import load_encoder
+    from models.dual_encoder import load_encoder
 
     encoder = load_encoder(str(out))
     s = read_samples(locomo_file)[2]

@@ -10,7 +10,7 @@ from accelerate.state import AcceleratorState
 from ctbls_fixtures import split_uids
 from safetensors.torch import load_file
 
-from retrieval.ctbls.table_retriever import DenseTableRetriever
+from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
 from train import dtr
 
 
@@ -53,6 +53,30 @@ def test_training_writes_results_and_loadable_checkpoint(tiny_backbone, tiny_ott
     first = load_file(out / "last" / "model.safetensors")
     assert any(not torch.equal(v, load_file(Path(tiny_backbone) / "model.safetensors")[k])
                for k, v in first.items() if k in load_file(Path(tiny_backbone) / "model.safetensors"))
+
+
+def test_every_model_folder_appears_with_its_table_text(tiny_backbone, tiny_ottqa, tmp_path):
+    out = tmp_path / "run"
+    run(tiny_backbone, tiny_ottqa, out, "--table_representation", "header_rows", "--max_intro_words", "5")
+    for folder in (out, out / "last"):  # the kept model and the last one, each with the run's settings
+        assert DenseTableRetriever.from_pretrained(folder).settings == TableTextSettings("header_rows", 5)
+    assert all((p / "history.json").is_file() for p in (out / "checkpoints").iterdir())
+    assert not list(out.rglob(".*"))  # no staging folder or partial file left behind
+
+
+def test_a_run_stopped_while_saving_its_model_leaves_nothing_to_load(tiny_backbone, tiny_ottqa, tmp_path,
+                                                                     monkeypatch):
+    def stop(settings, folder):  # the weights are written; the run stops before the table text
+        raise KeyboardInterrupt("stopped while saving the best model")
+
+    monkeypatch.setattr(TableTextSettings, "save", stop)
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        run(tiny_backbone, tiny_ottqa, out)
+    assert (out / "checkpoints" / "step_2").is_dir()  # it stopped at the first validation, after a checkpoint
+    assert not [p.name for p in out.iterdir() if p.name not in ("checkpoints", "config.yaml")]
+    with pytest.raises(FileNotFoundError, match="run: no table_retriever.json"):
+        DenseTableRetriever.from_pretrained(out)  # never the weights with the default table text
 
 
 def test_resumed_run_ends_with_the_same_weights(tiny_backbone, tiny_ottqa, tmp_path):

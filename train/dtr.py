@@ -112,12 +112,8 @@ def main(argv: list[str] | None = None) -> dict:
     def compute_loss(model, batch):
         return loss_fn(model(batch["query"], "query"), model(batch["document"], "document"), batch["doc_id"])
 
-    results = train(args, accelerator, encoder, pairs, PairCollator(encoder), compute_loss,
-                    make_validation(args, tables, settings), project_name="dtr")
-    if accelerator.is_main_process:
-        for folder in (Path(args.output_dir), Path(args.output_dir) / "last"):
-            settings.save(folder)
-    return results
+    return train(args, accelerator, encoder, pairs, PairCollator(encoder), compute_loss,
+                 make_validation(args, tables, settings), project_name="dtr", save_settings=settings.save)
 
 
 def cli() -> int:

@@ -1,11 +1,13 @@
-"""The accelerate training loop shared by the table retriever and the state tracker.
+"""The accelerate training loop shared by the table retriever, the state tracker and the dialogue retriever.
 
-A straight line: Accelerator -> data -> optimizer/scheduler -> prepare -> loop with
-``accumulate`` and ``sync_gradients`` -> ``save_state`` for resume -> validation each
-epoch, best model kept -> final ``save_pretrained`` and ``all_results.json``.
+A straight line (:func:`train`): Accelerator -> data -> optimizer/scheduler -> prepare -> resume ->
+epochs of ``accumulate`` and ``sync_gradients`` (:func:`train_epoch`) -> ``save_state`` for resume ->
+validation each epoch, best model kept (:func:`validate`) -> last model and ``all_results.json``
+(:func:`finish`).
 
 Output folder: the kept model (best validation score; the last one without validation)
-at its root, the last weights in ``last/``, resumable states in ``checkpoints/step_N``.
+at its root, the last weights in ``last/``, resumable states in ``checkpoints/step_N``; each
+model with its stage's settings, and each folder complete when it appears (train/checkpoints.py).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -27,6 +29,7 @@ from transformers import get_scheduler
 
 from models.dual_encoder import DualEncoder
 from train.args import TrainingArguments, save_args
+from train.checkpoints import SaveSettings, latest_checkpoint, save_state, write_model, write_model_into, write_text
 
 
 def make_accelerator(args: TrainingArguments) -> Accelerator:
@@ -54,17 +57,123 @@ def make_accelerator(args: TrainingArguments) -> Accelerator:
     return accelerator
 
 
-def latest_checkpoint(output_dir: str | Path) -> Path | None:
-    folders = list(Path(output_dir, "checkpoints").glob("step_*"))
-    steps = [(int(m.group(1)), p) for p in folders if (m := re.fullmatch(r"step_(\d+)", p.name))]
-    return max(steps)[1] if steps else None
+@dataclass
+class Run:
+    """A training run under way: what accelerate prepared, where it writes, and how far it got."""
+
+    args: TrainingArguments
+    accelerator: Accelerator
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    loader: DataLoader
+    scheduler: object
+    max_steps: int
+    save_settings: SaveSettings | None = None
+    step: int = 0
+    history: list[dict] = field(default_factory=list)  # one record per finished epoch
+
+    @property
+    def out(self) -> Path:
+        return Path(self.args.output_dir)
+
+    def checkpoint(self) -> None:
+        """Save the resumable state as ``checkpoints/step_N``."""
+        save_state(self.accelerator, self.out / "checkpoints" / f"step_{self.step}", self.history)
+
+
+def make_optimizer(args: TrainingArguments, model: torch.nn.Module) -> torch.optim.Optimizer:
+    """AdamW, without weight decay on biases and layer norms."""
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": args.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=args.learning_rate)
+
+
+def resume(run: Run) -> tuple[int, int]:
+    """Load the state ``--resume_from_checkpoint`` names, if any; returns (epoch to start, batches to skip)."""
+    args, accelerator = run.args, run.accelerator
+    if not args.resume_from_checkpoint:
+        return 0, 0
+    path = latest_checkpoint(run.out) if args.resume_from_checkpoint == "latest" else Path(args.resume_from_checkpoint)
+    if path is None:
+        accelerator.print(f"no checkpoint under {run.out / 'checkpoints'}; starting from scratch")
+        return 0, 0
+    accelerator.load_state(str(path))
+    run.step = int(path.name.split("_")[-1])
+    if (path / "history.json").is_file():
+        run.history = json.loads((path / "history.json").read_text())
+    accelerator.print(f"resumed from {path} at step {run.step}")
+    return divmod(run.step * args.gradient_accumulation_steps, len(run.loader))
+
+
+def train_epoch(run: Run, compute_loss: Callable, epoch: int, skip: int | None, bar: tqdm) -> float:
+    """One pass over the data (after ``skip`` batches, when given), checkpointing every ``checkpointing_steps``
+    optimizer steps; stops at ``max_steps``. Returns the last batch's loss."""
+    args, accelerator, model = run.args, run.accelerator, run.model
+    model.train()
+    run.loader.set_epoch(epoch)
+    batches = accelerator.skip_first_batches(run.loader, skip) if skip is not None else run.loader
+    for batch in batches:
+        with accelerator.accumulate(model):
+            loss = compute_loss(model, batch)
+            accelerator.backward(loss)
+            run.optimizer.step()
+            run.scheduler.step()
+            run.optimizer.zero_grad()
+        if accelerator.sync_gradients:
+            run.step += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss.item():.4f}")
+            accelerator.log({"train/loss": loss.item(), "train/lr": run.scheduler.get_last_lr()[0]}, step=run.step)
+            if args.checkpointing_steps and run.step % args.checkpointing_steps == 0:
+                run.checkpoint()
+        if run.step >= run.max_steps:
+            break
+    return loss.item()
+
+
+def validate(run: Run, evaluate: Callable[[DualEncoder], dict[str, float]], record: dict, best: float,
+             metric_for_best: str) -> float:
+    """Score the model into ``record`` (main process) and keep it at the root when it beats ``best``;
+    returns the best score so far."""
+    accelerator = run.accelerator
+    if accelerator.is_main_process:
+        model = accelerator.unwrap_model(run.model)
+        record.update(evaluate(model))
+        accelerator.log({f"val/{k}": v for k, v in record.items() if isinstance(v, float)}, step=run.step)
+        if record.get(metric_for_best, -math.inf) > best:
+            best = record[metric_for_best]
+            write_model_into(model, run.out, run.save_settings)
+    accelerator.wait_for_everyone()
+    return best
+
+
+def finish(run: Run, results: dict, keep_last: bool) -> dict:
+    """Write the last model to ``last/`` (and to the root when ``keep_last``) and ``all_results.json``."""
+    accelerator = run.accelerator
+    if accelerator.is_main_process:
+        model = accelerator.unwrap_model(run.model)
+        write_model(model, run.out / "last", run.save_settings)
+        if keep_last:
+            write_model_into(model, run.out, run.save_settings)
+        write_text(run.out / "all_results.json", json.dumps(results, indent=2))
+    accelerator.end_training()
+    return results
 
 
 def train(args: TrainingArguments, accelerator: Accelerator, model: DualEncoder, dataset, collate_fn: Callable,
           compute_loss: Callable[[torch.nn.Module, dict], torch.Tensor],
           evaluate: Callable[[DualEncoder], dict[str, float]] | None = None,
-          metric_for_best: str = "mrr@10", project_name: str = "ctbls") -> dict:
-    """Train ``model`` on ``dataset`` and return the results also written to ``all_results.json``."""
+          metric_for_best: str = "mrr@10", project_name: str = "ctbls",
+          save_settings: SaveSettings | None = None) -> dict:
+    """Train ``model`` on ``dataset`` and return the results also written to ``all_results.json``.
+
+    ``save_settings(folder)`` writes the stage's own settings files (the DTR's table text, the tracker's
+    cell text) into every model folder the run saves, together with the model, before it appears.
+    """
     out = Path(args.output_dir)
     if accelerator.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
@@ -74,94 +183,36 @@ def train(args: TrainingArguments, accelerator: Accelerator, model: DualEncoder,
 
     loader = DataLoader(dataset, batch_size=args.per_device_train_batch_size, shuffle=True,
                         collate_fn=collate_fn, generator=torch.Generator().manual_seed(args.seed))
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-         "weight_decay": args.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate)
+    optimizer = make_optimizer(args, model)
     # Each process gets every num_processes-th batch, and accelerate steps a prepared scheduler once per
     # process at every optimizer step: count steps per process, and the schedule's length in its own units.
     processes = accelerator.num_processes
     steps_per_epoch = math.ceil(math.ceil(len(loader) / processes) / args.gradient_accumulation_steps)
     max_steps = args.max_train_steps or args.num_train_epochs * steps_per_epoch
-    epochs = math.ceil(max_steps / steps_per_epoch)
     scheduler = get_scheduler(args.lr_scheduler_type, optimizer, num_warmup_steps=args.num_warmup_steps * processes,
                               num_training_steps=max_steps * processes)
     model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
     assert math.ceil(len(loader) / args.gradient_accumulation_steps) == steps_per_epoch, "unexpected sharding"
+    run = Run(args, accelerator, model, optimizer, loader, scheduler, max_steps, save_settings)
+    start_epoch, skip_batches = resume(run)
 
-    step, start_epoch, skip_batches = 0, 0, 0
-    history: list[dict] = []
-    if args.resume_from_checkpoint:
-        path = latest_checkpoint(out) if args.resume_from_checkpoint == "latest" else Path(args.resume_from_checkpoint)
-        if path is None:
-            accelerator.print(f"no checkpoint under {out / 'checkpoints'}; starting from scratch")
-        else:
-            accelerator.load_state(str(path))
-            step = int(path.name.split("_")[-1])
-            start_epoch, skip_batches = divmod(step * args.gradient_accumulation_steps, len(loader))
-            if (path / "history.json").is_file():
-                history = json.loads((path / "history.json").read_text())
-            accelerator.print(f"resumed from {path} at step {step}")
-
-    best = max((h[metric_for_best] for h in history if metric_for_best in h), default=-math.inf)
-    bar = tqdm(total=max_steps, initial=step, desc="train", disable=not accelerator.is_local_main_process)
+    best = max((h[metric_for_best] for h in run.history if metric_for_best in h), default=-math.inf)
+    bar = tqdm(total=max_steps, initial=run.step, desc="train", disable=not accelerator.is_local_main_process)
     started = time.perf_counter()
-
-    def checkpoint() -> None:
-        path = out / "checkpoints" / f"step_{step}"
-        accelerator.save_state(str(path))
-        if accelerator.is_main_process:
-            (path / "history.json").write_text(json.dumps(history))
-
-    for epoch in range(start_epoch, epochs):
-        model.train()
-        loader.set_epoch(epoch)
-        batches = accelerator.skip_first_batches(loader, skip_batches) if epoch == start_epoch else loader
-        for batch in batches:
-            with accelerator.accumulate(model):
-                loss = compute_loss(model, batch)
-                accelerator.backward(loss)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-            if accelerator.sync_gradients:
-                step += 1
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss.item():.4f}")
-                accelerator.log({"train/loss": loss.item(), "train/lr": scheduler.get_last_lr()[0]}, step=step)
-                if args.checkpointing_steps and step % args.checkpointing_steps == 0:
-                    checkpoint()
-            if step >= max_steps:
-                break
-        skip_batches = 0
-        record = {"epoch": epoch, "step": step, "loss": loss.item()}
+    for epoch in range(start_epoch, math.ceil(max_steps / steps_per_epoch)):
+        loss = train_epoch(run, compute_loss, epoch, skip_batches if epoch == start_epoch else None, bar)
+        record = {"epoch": epoch, "step": run.step, "loss": loss}
         if evaluate is not None:
-            if accelerator.is_main_process:
-                record.update(evaluate(accelerator.unwrap_model(model)))
-                accelerator.log({f"val/{k}": v for k, v in record.items() if isinstance(v, float)}, step=step)
-                if record.get(metric_for_best, -math.inf) > best:
-                    best = record[metric_for_best]
-                    accelerator.unwrap_model(model).save_pretrained(out)
-            accelerator.wait_for_everyone()
-        history.append(record)
+            best = validate(run, evaluate, record, best, metric_for_best)
+        run.history.append(record)
         accelerator.print(json.dumps(record))
-        checkpoint()
-        if step >= max_steps:
+        run.checkpoint()
+        if run.step >= max_steps:
             break
     bar.close()
 
     accelerator.wait_for_everyone()
-    results = {"train_runtime_s": round(time.perf_counter() - started, 1), "steps": step, "epochs": history,
+    results = {"train_runtime_s": round(time.perf_counter() - started, 1), "steps": run.step, "epochs": run.history,
                "num_processes": accelerator.num_processes, "train_examples": len(dataset),
                f"best_{metric_for_best}": None if best == -math.inf else best}
-    if accelerator.is_main_process:
-        unwrapped = accelerator.unwrap_model(model)
-        unwrapped.save_pretrained(out / "last")
-        if evaluate is None or best == -math.inf:
-            unwrapped.save_pretrained(out)
-        (out / "all_results.json").write_text(json.dumps(results, indent=2))
-    accelerator.end_training()
-    return results
+    return finish(run, results, keep_last=evaluate is None or best == -math.inf)

@@ -146,12 +146,9 @@ def main(argv: list[str] | None = None) -> dict:
         ids = torch.cat([batch["pos_id"], batch["neg_ids"].flatten()])
         return contrastive(anchors, torch.cat([positives, negatives]), ids)
 
-    results = train(args, accelerator, encoder, examples, TripletCollator(encoder), compute_loss,
-                    make_validation(args, tables, passages, questions, settings), project_name="state_tracker")
-    if accelerator.is_main_process:
-        for folder in (Path(args.output_dir), Path(args.output_dir) / "last"):
-            settings.save(folder)
-    return results
+    return train(args, accelerator, encoder, examples, TripletCollator(encoder), compute_loss,
+                 make_validation(args, tables, passages, questions, settings), project_name="state_tracker",
+                 save_settings=settings.save)
 
 
 def cli() -> int:

@@ -16,11 +16,11 @@ import numpy as np
 import torch
 
 from models.dual_encoder import DualEncoder
-from retrieval.ctbls.cell_text import CellId
+from retrieval.ctbls.cell_text import CellId, cells_by_table
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.data.types import Conversation, Table
 from retrieval.search.bm25 import BM25Retriever
-from retrieval.search.dense_index import DenseIndex
+from retrieval.search.cached_index import cached_index
 
 MINERS = ("bm25", "model", "none")
 
@@ -32,17 +32,13 @@ def _norm(text: str) -> str:
 def mine_hard(miner: str, tracker: CellStateTracker, anchors: list[str], table_uids: list[str],
               ids: list[CellId], texts: list[str], k: int, cache_dir: str | None = None) -> list[list[CellId]]:
     """The top-k cells of each anchor's table, by BM25 or by the tracker's (starting) encoder."""
-    subsets: dict[str, list[CellId]] = {}
-    for i in ids:
-        subsets.setdefault(i[0], []).append(i)
+    subsets = cells_by_table(ids)
     if miner == "bm25":
         bm25 = BM25Retriever(texts, ids)
         return [[i for i, _ in bm25.search([a], k, subset=subsets[u])[0]] for a, u in zip(anchors, table_uids)]
     if miner == "model":
-        from retrieval.search.embedding_cache import cached_document_embeddings
-
         enc = tracker.encoder
-        index = DenseIndex.build(cached_document_embeddings(enc, texts, cache_dir, show_progress_bar=False), ids)
+        index = cached_index(enc, texts, ids, cache_dir)
         queries = enc.encode_queries(anchors)
         return [[i for i, _ in index.search(q[None], k, subset=subsets[u])[0]] for q, u in zip(queries, table_uids)]
     raise ValueError(f"unknown hard negative miner {miner!r}; choose from {MINERS}")

@@ -8,11 +8,11 @@ oldest first, and is cut from the oldest side to the encoder's limit.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from retrieval.ctbls.settings_file import load_settings, save_settings
 from retrieval.data.types import Table
 
 CellId = tuple[str, int, int]  # (table uid, row, col)
@@ -42,13 +42,13 @@ class CellTextSettings:
             raise ValueError(f"unknown row_context {self.row_context!r}; choose from {ROW_CONTEXTS}")
 
     def save(self, path: str | Path) -> None:
-        Path(path, SETTINGS_NAME).write_text(json.dumps(asdict(self), indent=2))
+        save_settings(self, path, SETTINGS_NAME)
 
     @classmethod
     def load(cls, path: str | Path) -> CellTextSettings:
-        """Settings saved in folder ``path``, or the defaults when it holds none."""
-        file = Path(path, SETTINGS_NAME)
-        return cls(**json.loads(file.read_text())) if file.is_file() else cls()
+        """Settings saved in folder ``path``; a clear error when it holds none (see retrieval.ctbls.settings_file)."""
+        return load_settings(cls, path, SETTINGS_NAME, "cell state tracker",
+                             "train/state_tracker.py or CellStateTracker.save_pretrained")
 
 
 @dataclass
@@ -132,6 +132,14 @@ def table_cells(table: Table, passages: Mapping[str, str] | None = None,
             if passages is not None and settings.passages:
                 stats.links_without_passage += sum(1 for link in cell.links if not passages.get(link))
     return ids, texts, stats
+
+
+def cells_by_table(ids: Iterable[CellId]) -> dict[str, list[CellId]]:
+    """Cell ids grouped by their table's uid, each group in the order given."""
+    groups: dict[str, list[CellId]] = {}
+    for i in ids:
+        groups.setdefault(i[0], []).append(i)
+    return groups
 
 
 def history_text(previous: Sequence[tuple[str, str | None]], query: str,

@@ -25,8 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from retrieval.ctbls.cell_text import CellId
 from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT, build_response_messages
 from retrieval.ctbls.state_tracker import CellStateTracker, History
@@ -35,8 +33,6 @@ from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_tables
 from retrieval.data.types import Table
 from retrieval.llm import LLMBackend, load_backend
 from retrieval.search.bm25 import BM25Retriever
-from retrieval.search.dense_index import DenseIndex
-from retrieval.search.embedding_cache import cached_document_embeddings
 
 DEFAULT_MAX_NEW_TOKENS = 32  # OTT-QA answers are short spans; a sentence fits
 
@@ -108,28 +104,6 @@ def _as_passages(passages: str | Path | Mapping[str, str] | None) -> dict[str, s
     return dict(passages)
 
 
-def index_cells(tracker: CellStateTracker, tables: Iterable[Table], passages: Mapping[str, str] | None = None,
-                cache_dir: str | Path | None = None, batch_size: int = 64) -> None:
-    """(Re)build ``tracker``'s cell index over ``tables``, caching each table's cell embeddings separately.
-
-    :meth:`CellStateTracker.index_tables` caches one file per *set* of tables; here a table already
-    encoded for another conversation, subset or run is never encoded again.
-    """
-    ids: list[CellId] = []
-    parts = []
-    for table in tables:
-        table_ids, texts, _ = tracker.cells([table], passages)
-        if table_ids:
-            ids += table_ids
-            parts.append(cached_document_embeddings(tracker.encoder, texts, cache_dir, batch_size, False))
-    if not ids:
-        raise ValueError("no cells to index: every table given is empty")
-    tracker.index = DenseIndex.build(np.concatenate(parts), ids, encoder_id=tracker.encoder.identity)
-    tracker.cells_of = {}
-    for i in ids:
-        tracker.cells_of.setdefault(i[0], []).append(i)
-
-
 class CTBLSPipeline:
     """DTR (or BM25) → coarse cell state tracker → LLM, over a pool of tables.
 
@@ -155,12 +129,10 @@ class CTBLSPipeline:
         self.knowledge_budget, self.max_new_tokens, self.temperature = knowledge_budget, max_new_tokens, temperature
         self.system_prompt, self.cache_dir, self.batch_size = system_prompt, cache_dir, batch_size
         uids = sorted(self.tables)
-        texts = [retriever.settings.text(self.tables[u]) for u in uids]
         if table_retrieval == "bm25":
-            self.bm25 = BM25Retriever(texts, uids)
+            self.bm25 = BM25Retriever([retriever.settings.text(self.tables[u]) for u in uids], uids)
         else:
-            emb = cached_document_embeddings(retriever.encoder, texts, cache_dir, batch_size, False)
-            retriever.index = DenseIndex.build(emb, uids, encoder_id=retriever.encoder.identity)
+            retriever.index_tables([self.tables[u] for u in uids], batch_size=batch_size, cache_dir=cache_dir)
         self._cell_tables: list[Table] = []
         self._retrieve_one = functools.lru_cache(maxsize=1024)(self._retrieve_uncached)
 
@@ -202,7 +174,8 @@ class CTBLSPipeline:
         new = [self.tables[u] for u in dict.fromkeys(table_ids) if u not in self.tracker.cells_of]
         if new:
             self._cell_tables += new
-            index_cells(self.tracker, self._cell_tables, self.passages, self.cache_dir, self.batch_size)
+            self.tracker.index_tables(self._cell_tables, self.passages, batch_size=self.batch_size,
+                                      cache_dir=self.cache_dir, cache_per_table=True)
 
     def rank_cells(self, history: History, query: str, table_id: str, k: int | None = None) -> list[RankedCell]:
         """The tracker's top-k cells of ``table_id`` for this turn, with their values and prompt texts."""

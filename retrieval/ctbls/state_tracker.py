@@ -9,13 +9,22 @@ cells of the conversation's table through the index's subset search.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
 from pathlib import Path
 
 from models.dual_encoder import DualEncoder
-from retrieval.ctbls.cell_text import CellId, CellStats, CellTextSettings, history_text, left_truncator, table_cells
+from retrieval.ctbls.cell_text import (
+    CellId,
+    CellStats,
+    CellTextSettings,
+    cells_by_table,
+    history_text,
+    left_truncator,
+    table_cells,
+)
 from retrieval.data.types import Conversation, Table, Turn
+from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
-from retrieval.search.embedding_cache import cached_document_embeddings
 
 History = Sequence[tuple[str, str | None]]  # earlier turns as (query, answer), oldest first
 
@@ -38,7 +47,10 @@ class CellStateTracker:
 
     @classmethod
     def from_pretrained(cls, path: str | Path) -> CellStateTracker:
-        return cls(DualEncoder.from_pretrained(path), CellTextSettings.load(path))
+        """Load a folder written by :meth:`save_pretrained` or train/state_tracker.py: the encoder and its
+        cell-text settings."""
+        settings = CellTextSettings.load(path)
+        return cls(DualEncoder.from_pretrained(path), settings)
 
     def save_pretrained(self, path: str | Path) -> None:
         self.encoder.save_pretrained(path)
@@ -64,14 +76,20 @@ class CellStateTracker:
     # ---- index ----------------------------------------------------------------------------
     def index_tables(self, tables: Iterable[Table], passages: Mapping[str, str] | None = None,
                      factory: str = "Flat", batch_size: int = 64, cache_dir: str | Path | None = None,
-                     show_progress_bar: bool = False) -> CellStats:
-        """Encode every cell of ``tables`` and (re)build the cell index; returns what was unusual."""
+                     show_progress_bar: bool = False, cache_per_table: bool = False) -> CellStats:
+        """Encode every cell of ``tables`` and (re)build the cell index; returns what was unusual.
+
+        ``cache_dir`` caches the cell embeddings of the whole set of tables, or with ``cache_per_table``
+        of each table apart, so a table already encoded for another conversation, subset or run is
+        never encoded again (the pipeline adds tables as conversations reach them).
+        """
         ids, texts, stats = self.cells(tables, passages)
         if not ids:
             raise ValueError("no cells to index: every table given is empty")
-        emb = cached_document_embeddings(self.encoder, texts, cache_dir, batch_size, show_progress_bar)
-        self.index = DenseIndex.build(emb, ids, factory=factory, encoder_id=self.encoder.identity)
-        self._group(ids)
+        chunks = [len(list(run)) for _, run in groupby(ids, key=lambda i: i[0])] if cache_per_table else None
+        self.index = cached_index(self.encoder, texts, ids, cache_dir, chunks=chunks, batch_size=batch_size,
+                                  show_progress_bar=show_progress_bar, factory=factory)
+        self.cells_of = cells_by_table(ids)
         return stats
 
     def save_index(self, path: str | Path) -> None:
@@ -79,12 +97,7 @@ class CellStateTracker:
 
     def load_index(self, path: str | Path) -> None:
         self.index = DenseIndex.load(path, encoder_id=self.encoder.identity)
-        self._group(self.index.ids)
-
-    def _group(self, ids: Iterable[CellId]) -> None:
-        self.cells_of = {}
-        for i in ids:
-            self.cells_of.setdefault(i[0], []).append(i)
+        self.cells_of = cells_by_table(self.index.ids)
 
     def _need_index(self) -> DenseIndex:
         if self.index is None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from models.dual_encoder import DualEncoder
+from retrieval.ctbls.settings_file import load_settings, save_settings
 from retrieval.ctbls.table_text import table_text
 from retrieval.data.types import Table
+from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
 
 SETTINGS_NAME = "table_retriever.json"
@@ -22,7 +24,13 @@ class TableTextSettings:
     max_intro_words: int | None = 64
 
     def save(self, path: str | Path) -> None:
-        Path(path, SETTINGS_NAME).write_text(json.dumps(asdict(self), indent=2))
+        save_settings(self, path, SETTINGS_NAME)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TableTextSettings:
+        """Settings saved in folder ``path``; a clear error when it holds none (see retrieval.ctbls.settings_file)."""
+        return load_settings(cls, path, SETTINGS_NAME, "Dense Table Retriever",
+                             "train/dtr.py or DenseTableRetriever.save_pretrained")
 
     def text(self, table: Table) -> str:
         return table_text(table, self.representation, self.max_intro_words)
@@ -38,22 +46,20 @@ class DenseTableRetriever:
 
     @classmethod
     def from_pretrained(cls, path: str | Path) -> DenseTableRetriever:
-        path = Path(path)
-        settings = TableTextSettings()
-        if (path / SETTINGS_NAME).is_file():
-            settings = TableTextSettings(**json.loads((path / SETTINGS_NAME).read_text()))
+        """Load a folder written by :meth:`save_pretrained` or train/dtr.py: the encoder and its table-text settings."""
+        settings = TableTextSettings.load(path)
         return cls(DualEncoder.from_pretrained(path), settings)
 
     def save_pretrained(self, path: str | Path) -> None:
         self.encoder.save_pretrained(path)
         self.settings.save(path)
 
-    def index_tables(self, tables: list[Table], factory: str = "Flat", batch_size: int = 64,
-                     show_progress_bar: bool = False) -> DenseIndex:
-        """Encode tables and (re)build the index over them."""
-        emb = self.encoder.encode_documents([self.settings.text(t) for t in tables], batch_size, show_progress_bar)
-        self.index = DenseIndex.build(emb, [t.uid for t in tables], factory=factory,
-                                      encoder_id=self.encoder.identity)
+    def index_tables(self, tables: Sequence[Table], factory: str = "Flat", batch_size: int = 64,
+                     show_progress_bar: bool = False, cache_dir: str | Path | None = None) -> DenseIndex:
+        """Encode tables (their embeddings cached in ``cache_dir``, when given) and (re)build the index over them."""
+        self.index = cached_index(self.encoder, [self.settings.text(t) for t in tables], [t.uid for t in tables],
+                                  cache_dir, batch_size=batch_size, show_progress_bar=show_progress_bar,
+                                  factory=factory)
         return self.index
 
     def load_index(self, path: str | Path) -> None:

@@ -1,7 +1,10 @@
-"""Shared data types: a table, a cell, a turn, a conversation.
+"""Shared data types: a table, a cell, a turn, a conversation, and an earlier turn of a temporal question.
 
-Every reader (OTT-QA, HybriDialogue, conversation logs) produces these, and every
-retriever, tracker and evaluation consumes them.
+The OTT-QA and HybriDialogue readers produce tables, turns and conversations, and every retriever,
+tracker and evaluation consumes them. Other things that look alike are named apart: a long
+conversation log's turn is a :class:`retrieval.data.conversation_log.Utterance` (speaker, time,
+session), a chat sent to an LLM is a :data:`retrieval.llm.base.Chat` (role/content messages), and
+the cTBLS pipeline's history is a :data:`retrieval.ctbls.state_tracker.History` of (query, answer) pairs.
 """
 
 from __future__ import annotations
@@ -67,3 +70,9 @@ class Conversation:
     conv_id: str
     table_id: str
     turns: list[Turn]
+
+
+ContextTurn = str | dict[str, str]
+"""An earlier turn of a question put to the temporal memory: its text, or ``{"speaker", "text"}`` (as in
+Zyphra's ambiguous questions). The context a rewrite joins to the query; unlike a :class:`Turn` it has no
+reference answer and no table."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 Message = dict[str, str]
-Conversation = list[Message]
+Chat = list[Message]  # one chat conversation sent to an LLM (not a benchmark's retrieval.data.types.Conversation)
 
 DEFAULT_MAX_NEW_TOKENS = 256
 _ROLES = {"system", "user", "assistant"}
@@ -78,7 +78,7 @@ class Completion:
     latency_s: float = 0.0
 
 
-def validate_conversations(conversations: Sequence[Conversation]) -> None:
+def validate_conversations(conversations: Sequence[Chat]) -> None:
     """Fail fast (this *is* a caller bug, not a generation failure) on malformed chat messages."""
     if isinstance(conversations, dict) or (conversations and isinstance(conversations[0], dict)):
         raise TypeError("generate() takes a list of conversations, each a list of messages; wrap one in [...]")
@@ -116,7 +116,7 @@ class LLMBackend(ABC):
     @abstractmethod
     def generate(
         self,
-        conversations: Sequence[Conversation],
+        conversations: Sequence[Chat],
         *,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
@@ -147,13 +147,13 @@ class RetryingBackend(LLMBackend):
 
     @abstractmethod
     def _attempt(
-        self, conversations: Sequence[Conversation], params: GenerationParams
+        self, conversations: Sequence[Chat], params: GenerationParams
     ) -> list[Completion | AttemptError]:
         """One try at each conversation; must return one entry per conversation, in order."""
 
     def generate(
         self,
-        conversations: Sequence[Conversation],
+        conversations: Sequence[Chat],
         *,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from retrieval.llm.base import (
     DEFAULT_MAX_NEW_TOKENS,
-    Conversation,
+    Chat,
     GenerationParams,
     GenerationResult,
     LLMBackend,
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS generations (
 """
 
 
-def cache_key(identity: str, conversation: Conversation, params: GenerationParams) -> str:
+def cache_key(identity: str, conversation: Chat, params: GenerationParams) -> str:
     """Hex SHA-256 of everything that determines the answer."""
     blob = json.dumps(
         {
@@ -91,7 +91,7 @@ class CachedBackend(LLMBackend):
 
     def generate(
         self,
-        conversations: Sequence[Conversation],
+        conversations: Sequence[Chat],
         *,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,

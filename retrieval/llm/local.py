@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from retrieval.llm.base import AttemptError, Completion, Conversation, GenerationParams, RetryingBackend
+from retrieval.llm.base import AttemptError, Chat, Completion, GenerationParams, RetryingBackend
 
 
 @functools.lru_cache(maxsize=4)
@@ -111,7 +111,7 @@ class TransformersBackend(RetryingBackend):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
-    def render(self, conversation: Conversation) -> str:
+    def render(self, conversation: Chat) -> str:
         """The prompt text the model sees, ending where the assistant's answer starts."""
         if self.tokenizer.chat_template:
             return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
@@ -120,7 +120,7 @@ class TransformersBackend(RetryingBackend):
         return "\n".join([*lines, "Assistant:"])
 
     def _attempt(
-        self, conversations: Sequence[Conversation], params: GenerationParams
+        self, conversations: Sequence[Chat], params: GenerationParams
     ) -> list[Completion | AttemptError]:
         prompts = [self.render(c) for c in conversations]
         # Similar lengths batched together waste less compute on padding.

@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from retrieval.llm.base import AttemptError, Completion, Conversation, GenerationParams, RetryingBackend
+from retrieval.llm.base import AttemptError, Chat, Completion, GenerationParams, RetryingBackend
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRYABLE_STATUS = {408, 409, 429}
@@ -63,14 +63,14 @@ class OpenAIChatBackend(RetryingBackend):
         return f"OpenAIChatBackend(model={self.model!r}, url={self.url!r})"
 
     def _attempt(
-        self, conversations: Sequence[Conversation], params: GenerationParams
+        self, conversations: Sequence[Chat], params: GenerationParams
     ) -> list[Completion | AttemptError]:
         if len(conversations) == 1 or self.max_concurrency == 1:
             return [self._request(c, params) for c in conversations]
         with ThreadPoolExecutor(min(self.max_concurrency, len(conversations))) as pool:
             return list(pool.map(lambda c: self._request(c, params), conversations))
 
-    def _payload(self, conversation: Conversation, params: GenerationParams) -> dict:
+    def _payload(self, conversation: Chat, params: GenerationParams) -> dict:
         payload = {
             "model": self.model,
             "messages": conversation,
@@ -82,7 +82,7 @@ class OpenAIChatBackend(RetryingBackend):
             payload["stop"] = list(params.stop)
         return payload
 
-    def _request(self, conversation: Conversation, params: GenerationParams) -> Completion | AttemptError:
+    def _request(self, conversation: Chat, params: GenerationParams) -> Completion | AttemptError:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"

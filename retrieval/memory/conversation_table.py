@@ -18,8 +18,8 @@ import torch
 
 from retrieval.data.conversation_log import Utterance
 from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
-from retrieval.search.embedding_cache import cached_document_embeddings
 
 logger = logging.getLogger(__name__)
 
@@ -112,8 +112,8 @@ class ConversationTable:
             texts = [metadata_text(r) for _, r in frame.iterrows()] if metadata_in_text else frame["text"].tolist()
 
             def build(texts: list[str]) -> DenseIndex:
-                emb = cached_document_embeddings(encoder, texts, cache_dir, show_progress_bar=len(texts) > 1000)
-                return DenseIndex.build(emb, frame.index.tolist(), encoder_id=encoder.identity)
+                return cached_index(encoder, texts, frame.index.tolist(), cache_dir,
+                                    show_progress_bar=len(texts) > 1000)
 
             index = build(texts)
             turn_index = build(turn_texts(frame)) if turns else None

@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from retrieval.data.types import ContextTurn
 from retrieval.memory.question_parts import question_sentence
 from retrieval.memory.time_resolver import TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
-
-Turn = str | dict
 
 
 @dataclass
@@ -29,17 +28,17 @@ class Rewrite:
     notes: list[str] = field(default_factory=list)
 
 
-def turn_text(turn: Turn) -> str:
+def turn_text(turn: ContextTurn) -> str:
     """A history turn's text: a plain string, or a ``{"speaker", "text"}`` dict."""
     return turn["text"] if isinstance(turn, dict) else str(turn)
 
 
-def context_query(history: Sequence[Turn], query: str) -> str:
+def context_query(history: Sequence[ContextTurn], query: str) -> str:
     """The earlier turns and the query joined into one text (the paper's "context + query")."""
     return " ".join([*(turn_text(t) for t in history), query])
 
 
-def carry_time_reference(history: Sequence[Turn], query: str, now: datetime) -> Rewrite:
+def carry_time_reference(history: Sequence[ContextTurn], query: str, now: datetime) -> Rewrite:
     """The query with the time expressions of the latest earlier turn that has any, when it has none itself."""
     resolver = TimeResolver(now)
     if any(not e.unresolved for e in resolver.resolve(query)):
@@ -71,11 +70,11 @@ class LLMRewriter:
     def __init__(self, backend, max_new_tokens: int = 48):
         self.backend, self.max_new_tokens = backend, max_new_tokens
 
-    def prompts(self, history: Sequence[Turn], query: str) -> list[dict[str, str]]:
+    def prompts(self, history: Sequence[ContextTurn], query: str) -> list[dict[str, str]]:
         lines = [f"{t.get('speaker', 'User')}: {t['text']}" if isinstance(t, dict) else f"User: {t}" for t in history]
         return [{"role": "user", "content": REWRITE_PROMPT.format(dialogue="\n".join(lines), query=query)}]
 
-    def rewrite_many(self, items: Sequence[tuple[Sequence[Turn], str]], now: datetime) -> list[Rewrite]:
+    def rewrite_many(self, items: Sequence[tuple[Sequence[ContextTurn], str]], now: datetime) -> list[Rewrite]:
         """Rewrite a batch of (history, query) pairs with one batched LLM call."""
         results = self.backend.generate([self.prompts(h, q) for h, q in items],
                                         max_new_tokens=self.max_new_tokens, temperature=0.0)
@@ -95,5 +94,5 @@ class LLMRewriter:
             out.append(Rewrite(fallback.text, "llm->carry", [reason, *fallback.notes]))
         return out
 
-    def rewrite(self, history: Sequence[Turn], query: str, now: datetime) -> Rewrite:
+    def rewrite(self, history: Sequence[ContextTurn], query: str, now: datetime) -> Rewrite:
         return self.rewrite_many([(history, query)], now)[0]

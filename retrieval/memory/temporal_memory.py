@@ -1,6 +1,6 @@
 """Temporal memory over a long conversation: ask when-questions of a conversation table.
 
-    memory = TemporalMemory.from_file("ConversationData/26.json", encoder=load_encoder())
+    memory = TemporalMemory.from_file("ConversationData/26.json", encoder=load_encoder())  # models.dual_encoder
     result = memory.ask("What did we discuss 20 sessions ago?")           # now = end of the log
     result = memory.ask("Can you summarize what we discussed?",
                         history=["I see in my calendar that we talked on May 8th."])
@@ -25,6 +25,7 @@ import pandas as pd
 
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import load_log, parse_timestamp
+from retrieval.data.types import ContextTurn
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
@@ -36,15 +37,6 @@ REWRITES = ("none", "context", "carry", "llm")
 RANKERS = ("hybrid", "dense", "bm25")
 FUSION_DEPTH = 50  # candidates each ranker contributes to the fusion
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al.)
-
-
-def load_encoder(spec: str | None = None):
-    """A DualEncoder: a trained checkpoint folder, a backbone name, or (default) the packaged MiniLM."""
-    from models.dual_encoder import CONFIG_NAME, DualEncoder
-
-    if spec and (Path(spec) / CONFIG_NAME).is_file():
-        return DualEncoder.from_pretrained(spec)
-    return DualEncoder.from_backbone(spec or "packaged:minilm")
 
 
 @dataclass
@@ -108,7 +100,8 @@ class TemporalMemory:
             return parsed
         return now.replace(tzinfo=self.table.tz) if now.tzinfo is None else now
 
-    def rewrite_query(self, question: str, history: Sequence | None, now: datetime, mode: str) -> Rewrite | None:
+    def rewrite_query(self, question: str, history: Sequence[ContextTurn] | None, now: datetime,
+                      mode: str) -> Rewrite | None:
         if not history or mode == "none":
             return None
         if mode == "context":
@@ -150,7 +143,7 @@ class TemporalMemory:
         op = {key: v for key, v in self.rank_op(question).items() if key != "margin"}
         return execute([{**op, "k": k}], rows, ranker=self._rank).ids
 
-    def ask(self, question: str, history: Sequence | None = None, now: datetime | str | None = None,
+    def ask(self, question: str, history: Sequence[ContextTurn] | None = None, now: datetime | str | None = None,
             rewrite: str | None = None) -> TemporalResult:
         """Plan and run one question; ``history`` holds earlier turns (strings or {"speaker", "text"})."""
         now = self.resolve_now(now)
@@ -209,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, args = parse_command({"ask": (AskArguments, AskArguments.__doc__)}, argv,
                             prog="python -m retrieval.memory.temporal_memory", description=__doc__.split("\n")[0])
 
+    from models.dual_encoder import load_encoder
     from retrieval.data.jsonio import DataError
 
     rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))

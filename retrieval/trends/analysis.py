@@ -250,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, args = parse_command({"ask": (TrendAskArguments, TrendAskArguments.__doc__)}, argv,
                             prog="python -m retrieval.trends.analysis", description=__doc__.split("\n")[0])
 
-    from retrieval.memory.temporal_memory import load_encoder
+    from models.dual_encoder import load_encoder
     from retrieval.trends.report import write_trend_outputs
 
     config = args.trend_config()

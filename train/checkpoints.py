@@ -1,0 +1,127 @@
+"""The folders a training run writes, each complete when it appears.
+
+A run's output folder holds the kept model at its root (with ``config.yaml``, ``all_results.json``
+and the logs), the last model in ``last/`` and resumable states in ``checkpoints/step_N``. Every
+model is written with its stage's settings (the DTR's ``table_retriever.json``, the tracker's
+``state_tracker.json``) into a staging folder beside its place, and only then put there, so an
+interrupted run never leaves a folder that loads as something it is not (a DTR without its table
+text would load with the default one):
+
+- ``last/`` and ``checkpoints/step_N`` are renamed into place whole; an older folder of the same
+  name is first moved aside, and deleted once the new one is in place.
+- The root cannot be renamed (it holds the rest of the run), so the staged model's files move in
+  one by one: its settings files (``dual_encoder.json``, then the stage's) are deleted first and
+  moved in last. At every moment the root holds a complete model or lacks its settings, which
+  loading reports as an error.
+
+Staging folders are dot-folders (``.last.staging-*``, ``.step_N.staging``); one left by a killed
+run is never loaded, and a state's is cleared by the next save of that step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from accelerate import Accelerator
+
+from models.dual_encoder import CONFIG_NAME, DualEncoder
+
+SaveSettings = Callable[[Path], None]  # writes a stage's settings files into a model folder
+
+
+@contextmanager
+def staging_folder(parent: Path, name: str) -> Iterator[Path]:
+    """A new empty folder in ``parent`` to write ``name`` into; deleted on the way out unless moved away."""
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.staging-", dir=parent))
+    staging.chmod(0o755)  # mkdtemp makes it private; a model folder is meant to be shared
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def rename_into_place(staging: Path, folder: Path) -> None:
+    """Rename ``staging`` to ``folder``; an older ``folder`` is moved aside first and deleted after."""
+    old = folder.with_name(f".{folder.name}.old")
+    _remove(old)
+    if folder.exists():
+        folder.rename(old)
+    staging.rename(folder)
+    _remove(old)
+
+
+def move_files_into(staging: Path, folder: Path, last: Sequence[str]) -> None:
+    """Move every entry of ``staging`` into ``folder``; the files named ``last`` go out first and in last."""
+    for name in reversed(last):
+        (folder / name).unlink(missing_ok=True)
+    for entry in sorted(staging.iterdir()):
+        if entry.name not in last:
+            _remove(folder / entry.name)
+            os.replace(entry, folder / entry.name)
+    for name in last:
+        os.replace(staging / name, folder / name)
+
+
+def stage_model(model: DualEncoder, staging: Path, save_settings: SaveSettings | None) -> list[str]:
+    """Write ``model`` and its stage's settings into ``staging``; returns the settings files, in write order."""
+    model.save_pretrained(staging)
+    encoder_files = {p.name for p in staging.iterdir()}
+    if save_settings is not None:
+        save_settings(staging)
+    return [CONFIG_NAME] + sorted(p.name for p in staging.iterdir() if p.name not in encoder_files)
+
+
+def write_model(model: DualEncoder, folder: Path, save_settings: SaveSettings | None = None) -> None:
+    """Write ``model`` with its settings as the folder ``folder`` (``last/``), which appears complete."""
+    with staging_folder(folder.parent, folder.name) as staging:
+        stage_model(model, staging, save_settings)
+        rename_into_place(staging, folder)
+
+
+def write_model_into(model: DualEncoder, folder: Path, save_settings: SaveSettings | None = None) -> None:
+    """Write ``model`` with its settings into ``folder``, which holds other things too (the run's root)."""
+    with staging_folder(folder, "model") as staging:
+        settings = stage_model(model, staging, save_settings)
+        move_files_into(staging, folder, settings)
+
+
+def save_state(accelerator: Accelerator, folder: Path, history: list[dict]) -> None:
+    """accelerate's resumable state and the epoch records so far, as ``folder`` once all processes wrote theirs."""
+    staging = folder.with_name(f".{folder.name}.staging")  # one name every process knows
+    if accelerator.is_main_process:
+        _remove(staging)  # left by an interrupted run
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(staging))
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        (staging / "history.json").write_text(json.dumps(history))
+        rename_into_place(staging, folder)
+
+
+def latest_checkpoint(output_dir: str | Path) -> Path | None:
+    """The resumable state of the most steps under ``output_dir/checkpoints``, if any."""
+    folders = list(Path(output_dir, "checkpoints").glob("step_*"))
+    steps = [(int(m.group(1)), p) for p in folders if (m := re.fullmatch(r"step_(\d+)", p.name))]
+    return max(steps)[1] if steps else None
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary name beside ``path``, then rename it to ``path``."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
