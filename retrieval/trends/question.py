@@ -120,6 +120,7 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
     resolved = [e for e in expressions if not e.unresolved]
     notes = [f"time phrase not used: {e.text!r}" for e in expressions if e.unresolved
              and not PERIOD_PHRASE.search(e.text) and e.text not in TREND_WORDS]
+    notes += [e.note for e in resolved if e.note]
     intervals = [iv for e in resolved for iv in (e.intervals or [])]
     w_start = min((a for a, _ in intervals), default=None)
     w_end = max((b for _, b in intervals), default=None)
