@@ -10,8 +10,8 @@
 
 In no mode does an ISO-shaped string that is not a valid ISO 8601 time ("2023-13-01", "2023-02-30") become a date
 (dateparser would read "2023-13-01" as 13 January). A local time that does not exist in the reading zone (the hour
-skipped when the clocks go forward) is refused too; one that occurs twice (the hour repeated when they go back) is
-read as its first occurrence.
+skipped when the clocks go forward) is refused too, and so is one that occurs twice (the hour repeated when they
+go back): a stamp written without an offset in that hour could be either, so it must carry its offset.
 
 Zones: a stamp written with an offset keeps it, unless the reader is given a ``tz`` (then every stamp is
 converted to it); a stamp written without one is read in ``tz``, or, with no ``tz``, in :data:`NAIVE_STAMP_ZONE`
@@ -86,18 +86,23 @@ def read_timestamp(text: object, timestamps: str = "strict") -> datetime | None:
     return parsed
 
 
-def _exists(naive: datetime, tz: tzinfo) -> bool:
-    """Whether the wall time ``naive`` occurs in ``tz`` (not in the hour skipped when the clocks go forward)."""
-    aware = naive.replace(tzinfo=tz)
-    return aware.astimezone(timezone.utc).astimezone(tz).replace(tzinfo=None) == naive
+def wall_time_problem(naive: datetime, tz: tzinfo) -> str | None:
+    """Why the wall time ``naive`` names no one instant in ``tz``: "skipped" (the hour skipped when the clocks go
+    forward) or "repeated" (the hour repeated when they go back); None when it names one."""
+    early, late = naive.replace(tzinfo=tz, fold=0), naive.replace(tzinfo=tz, fold=1)
+    if early.utcoffset() == late.utcoffset():
+        return None
+    back = early.astimezone(timezone.utc).astimezone(tz).replace(tzinfo=None)
+    return "repeated" if back == naive else "skipped"
 
 
 def localise(dt: datetime, tz: tzinfo | None) -> datetime | None:
     """A read timestamp in the reading zone: a naive one in ``tz`` (:data:`NAIVE_STAMP_ZONE` when None; None when
-    that wall time does not exist there), an aware one converted to ``tz`` (kept as written when None)."""
+    that wall time names no one instant there: :func:`wall_time_problem`), an aware one converted to ``tz``
+    (kept as written when None)."""
     if dt.tzinfo is None:
         zone = tz or NAIVE_STAMP_ZONE
-        return dt.replace(tzinfo=zone) if _exists(dt, zone) else None
+        return None if wall_time_problem(dt, zone) else dt.replace(tzinfo=zone)
     return dt if tz is None else dt.astimezone(tz)
 
 
@@ -122,8 +127,12 @@ def timestamp_problem(text: object, timestamps: str = "strict", tz: tzinfo | Non
             return "invalid ISO 8601 timestamp", ("it is written as ISO 8601 but is not a valid ISO 8601 time "
                                                   "(month 1-12, a day the month has, two-digit fields)")
     dt = read_timestamp(stripped, timestamps)
-    if dt is not None:  # read, so refused by localise: a wall time the clocks skip
-        return "nonexistent local time", f"that local time does not exist in {tz or NAIVE_STAMP_ZONE} (DST change)"
+    if dt is not None:  # read, so refused by localise: a wall time that is no one instant in the zone
+        zone = tz or NAIVE_STAMP_ZONE
+        if wall_time_problem(dt, zone) == "repeated":
+            return "ambiguous local time", (f"that local time occurs twice in {zone} (the clocks went back); "
+                                            "write its UTC offset")
+        return "nonexistent local time", f"that local time does not exist in {zone} (the clocks went forward)"
     if timestamps != "lenient" and _dateparser(stripped) is not None:
         return ("relative or free-form timestamp (timestamps='lenient' reads it)",
                 f"it is not an absolute time in ISO 8601 or the log's own format; {LENIENT_HINT}")
