@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from retrieval.data.conversation_log import load_log
-from retrieval.data.timestamps import read_timestamp
+from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
@@ -164,7 +164,7 @@ class TemporalMemory:
             raise ValueError("the question is empty: ask about a time ('what did we discuss last Friday?') or a topic")
         now = self.resolve_now(now)
         zone = self.table.zone_for(now)
-        now = now.astimezone(zone.zone)
+        now = instant(now).astimezone(zone.zone)  # via UTC: a wall time the clocks skip becomes a real one
         frame = self.table.frame_in(zone.zone)
         rewritten = self.rewrite_query(question, history, now, rewrite or self.rewrite)
         asked = rewritten.text if rewritten else question

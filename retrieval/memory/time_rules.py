@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 
-from retrieval.memory.time_calendar import Calendar, add_months
+from retrieval.memory.time_calendar import OPEN_START, Calendar, add_months
 from retrieval.memory.time_patterns import (
     BARE_MONTH,
     DATE,
@@ -92,16 +92,20 @@ def _n(token: str) -> int:
 
 def with_prep(cal: Calendar, prep: str | None, kind: str, intervals) -> TimeExpression:
     """The interval bounded by a preposition: "since" runs it on to today, "before" / "until" / "by" back from it,
-    "after" on from its end."""
+    "after" on from its end. A bound that leaves no time up to today ("after" today, "since" a later year) is
+    unresolved, not an empty or backward range."""
     start, end = intervals[0]
     if prep == "since":
         intervals = [(start, cal.day_start(cal.today + timedelta(days=1)))]
     elif prep in ("before", "until", "till", "by"):
-        lo = cal.day_start(date(1900, 1, 1))
-        intervals = [(lo, start if prep == "before" else end)]
+        intervals = [(OPEN_START, start if prep == "before" else end)]
     elif prep == "after":
         intervals = [(end, cal.day_start(cal.today + timedelta(days=1)))]
-    return expr(kind if not prep else f"{kind}_{prep}", intervals=intervals)
+    kind = kind if not prep else f"{kind}_{prep}"
+    if intervals[0][0] >= intervals[0][1]:
+        return expr(kind, unresolved=f"{prep} {start.date().isoformat()} leaves no time up to today "
+                                     f"({cal.today.isoformat()})")
+    return expr(kind, intervals=intervals)
 
 
 def days_ago(cal: Calendar, n: int) -> TimeExpression:
