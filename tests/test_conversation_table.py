@@ -224,3 +224,14 @@ def test_now_before_the_log_starts_is_noted(tmp_path, tiny_encoder):
     early = memory.ask("What did we discuss last time?", now="2023-01-01T00:00:00")
     assert early.ids == [] and any("before the log's first utterance" in n for n in early.plan.notes)
     assert not any("before the log's first" in n for n in memory.ask("What did we discuss last time?").plan.notes)
+
+
+def test_a_now_the_clocks_skip_is_read_as_a_real_time(tmp_path, tiny_encoder):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    memory = TemporalMemory.from_file(write(tmp_path, "1.json", ZYPHRA), encoder=tiny_encoder, tz="America/New_York")
+    skipped = datetime(2024, 3, 10, 2, 30, tzinfo=ZoneInfo("America/New_York"))  # no such wall time that night
+    plan = memory.ask("What did we discuss today?", now=skipped).plan
+    assert plan.ops[0]["value"] == "2024-03-10T03:30:00-04:00"
+    assert memory.ask("What did we discuss today?", now=plan.ops[0]["value"]).plan.ops == plan.ops

@@ -132,3 +132,13 @@ def test_calendar_zone_order():
     naive_read = [datetime(2024, 3, 18, tzinfo=NAIVE_STAMP_ZONE)]
     assert calendar_zone(None, naive_read, ny).zone == ny.tzinfo
     assert calendar_zone(None, naive_read).source == "default" and "UTC" in calendar_zone().note
+
+
+def test_a_wall_time_the_clocks_repeat_is_refused_unless_it_carries_its_offset(tmp_path):
+    assert parse_timestamp("2024-10-27T02:30:00", PARIS) is None
+    assert "occurs twice" in timestamp_problem("2024-10-27T02:30:00", "strict", PARIS)[1]
+    assert parse_timestamp("2024-10-27T02:30:00+01:00", PARIS).utcoffset() == timedelta(hours=1)
+    path = write_jsonl(tmp_path / "chat.jsonl", ["2024-10-27T01:50:00", "2024-10-27T02:30:00"])
+    with pytest.raises(DataError, match=r"chat\.jsonl:2: .*'2024-10-27T02:30:00'.*occurs twice in Europe/Paris"):
+        read_jsonl_log(path, tz="Europe/Paris")
+    assert len(read_jsonl_log(path)) == 2  # read as UTC, where no hour repeats
