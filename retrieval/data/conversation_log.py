@@ -26,7 +26,9 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 from retrieval.data.jsonio import DataError, iter_jsonl, read_json
-from retrieval.data.timestamps import (  # noqa: F401  (as_timezone, parse_timestamp: imported from here too)
+from retrieval.data.timestamps import (  # noqa: F401  (the formats and parse_timestamp: imported from here too)
+    LOCOMO_SESSION_TIMES,
+    ZYPHRA_TIME,
     as_timezone,
     check_mode,
     instant,
