@@ -202,10 +202,12 @@ def add_fields(parser: argparse.ArgumentParser, cls: type) -> dict[str, str]:
     hints, bools = typing.get_type_hints(cls), {}
     for f in dataclasses.fields(cls):
         kind, meta = hints[f.name], f.metadata
-        help_text = meta.get("help", "") + _default_text(f)
+        # argparse %-formats help strings: a literal % (a strptime format in the text) must be doubled
+        help_text = (meta.get("help", "") + _default_text(f)).replace("%", "%%")
         common = {"dest": f.name, "default": argparse.SUPPRESS}
         if meta.get("positional"):
-            parser.add_argument(f.name, type=_converter(kind, meta.get("parse")), help=meta.get("help", ""),
+            parser.add_argument(f.name, type=_converter(kind, meta.get("parse")),
+                                help=meta.get("help", "").replace("%", "%%"),
                                 metavar=meta.get("metavar", f.name.upper()))
             continue
         shown = [_flag(f.name), *meta.get("aliases", ())]

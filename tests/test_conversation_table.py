@@ -174,3 +174,64 @@ def test_content_ranking_margin_keeps_rows_close_to_the_best(tmp_path, tiny_enco
         assert kept == [(i, s) for i, s in full if s >= best - m * vote]  # a prefix of the full ranking
     plan_rows = memory.ask("What did Bob say about pottery on May 12th?").rows
     assert 1 <= len(plan_rows) <= 2 and set(plan_rows.index) <= {2, 3}
+
+
+MARCH = [{"speaker": "Ann", "text": "The late-night pottery kiln finally fired.",
+          "timestamp": "2024-03-18T00:30:00+01:00"},
+         {"speaker": "Bob", "text": "Glazes look great after midnight.", "timestamp": "2024-03-18T00:35:00+01:00"},
+         {"speaker": "Ann", "text": "Back the next evening to talk about hiking.",
+          "timestamp": "2024-03-18T21:00:00+01:00"}]
+
+
+def test_calendar_days_are_the_logs_own_days(tmp_path, tiny_encoder):
+    """A log written at +01:00: its 00:30 on March 18 is March 18 (not 17 March in UTC), and the plan says why."""
+    memory = TemporalMemory.from_file(write(tmp_path, "chat.jsonl", jsonl(MARCH)), encoder=tiny_encoder)
+    on_18 = memory.ask("What did we discuss on March 18?")
+    assert on_18.ids == [0, 1, 2] and on_18.plan.zone == "UTC+01:00"
+    assert any("UTC+01:00" in n and "the zone the log's timestamps are written in" in n for n in on_18.plan.notes)
+    assert on_18.to_dict()["plan"]["zone"] == "UTC+01:00"
+    on_17 = memory.ask("What did we discuss on March 17?")  # no row that day: only the days-beside fallback
+    assert any("option 2 used, the earlier ones left no rows" in t for t in on_17.execution.trace)
+    assert memory.table.frame.loc[0, "date"] == "2024-03-18"
+    # an explicit tz wins: in UTC the first two rows are on the 17th
+    utc = TemporalMemory.from_file(tmp_path / "chat.jsonl", encoder=tiny_encoder, tz="UTC")
+    in_utc = utc.ask("What did we discuss on March 17?")
+    assert in_utc.ids == [0, 1] and not any("option" in t for t in in_utc.execution.trace)
+    assert any("the time zone given" in n for n in in_utc.plan.notes)
+
+
+def test_a_log_without_zones_takes_the_zone_of_now(tmp_path, tiny_encoder):
+    naive = [dict(m, timestamp=m["timestamp"][:19]) for m in MARCH]  # 00:30 etc. with no zone written
+    memory = TemporalMemory.from_file(write(tmp_path, "chat.jsonl", jsonl(naive)), encoder=tiny_encoder)
+    assert memory.ask("What did we discuss on March 18?").plan.zone == "UTC"  # nothing says otherwise
+    in_ny = memory.ask("What did we discuss on March 17?", now="2024-03-19T12:00:00-04:00")
+    assert in_ny.plan.zone == "UTC-04:00" and in_ny.ids == [0, 1]  # 00:30 UTC is the evening before in New York
+    assert any("the zone of now" in n for n in in_ny.plan.notes)
+
+
+def test_empty_question_is_an_error_and_stop_words_are_noted(tmp_path, tiny_encoder):
+    memory = TemporalMemory.from_file(write(tmp_path, "1.json", ZYPHRA), encoder=tiny_encoder)
+    for empty in ("", "   \n"):
+        with pytest.raises(ValueError, match="the question is empty"):
+            memory.ask(empty)
+    vague = memory.ask("what did we do about it?")
+    assert any("names no time and no content" in n for n in vague.plan.notes)
+    assert not any("names no time" in n for n in memory.ask("What about pottery?").plan.notes)
+
+
+def test_now_before_the_log_starts_is_noted(tmp_path, tiny_encoder):
+    memory = TemporalMemory.from_file(write(tmp_path, "1.json", ZYPHRA), encoder=tiny_encoder)
+    early = memory.ask("What did we discuss last time?", now="2023-01-01T00:00:00")
+    assert early.ids == [] and any("before the log's first utterance" in n for n in early.plan.notes)
+    assert not any("before the log's first" in n for n in memory.ask("What did we discuss last time?").plan.notes)
+
+
+def test_a_now_the_clocks_skip_is_read_as_a_real_time(tmp_path, tiny_encoder):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    memory = TemporalMemory.from_file(write(tmp_path, "1.json", ZYPHRA), encoder=tiny_encoder, tz="America/New_York")
+    skipped = datetime(2024, 3, 10, 2, 30, tzinfo=ZoneInfo("America/New_York"))  # no such wall time that night
+    plan = memory.ask("What did we discuss today?", now=skipped).plan
+    assert plan.ops[0]["value"] == "2024-03-10T03:30:00-04:00"
+    assert memory.ask("What did we discuss today?", now=plan.ops[0]["value"]).plan.ops == plan.ops

@@ -224,3 +224,8 @@ def test_margin_is_validated_and_parsed(frame):
     no_cut = RulePlanner(PlannerConfig(content_margin=None)).plan("What did Bob say about his puppy on October "
                                                                    "13th?", datetime(2023, 11, 1, tzinfo=UTC))
     assert "margin" not in no_cut.ops[-1]
+
+
+def test_a_reversed_range_is_noted_in_the_plan(frame):
+    plan, execution = run(frame, "What did we discuss between October 20 and October 13?")
+    assert sessions(execution) == [2, 3] and any("later end first" in n for n in plan.notes)

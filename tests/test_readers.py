@@ -87,3 +87,9 @@ def test_hybridialogue_reader():
 def test_real_ottqa_files_load(data_dir):
     questions = load_questions(data_dir / "ottqa" / "questions_dev.json")
     assert len(questions) == 1781 and all(q.answer_cells for q in questions)
+
+
+def test_duplicate_table_uid_names_both_lines(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", [TABLE, {**TABLE, "uid": "T2"}, {**TABLE, "title": "Later"}])
+    with pytest.raises(DataError, match=r"t\.jsonl:3: table uid 'T1' is also the uid of line 1"):
+        load_tables(path)

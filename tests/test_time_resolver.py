@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -146,3 +146,38 @@ def test_to_dict_is_json_ready():
 
     (e,) = resolved("between May 8th and June 9th")
     assert json.loads(json.dumps(e.to_dict()))["intervals"][0][0].startswith("2023-05-08")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("between June 5 and June 1", [("2023-06-01", "2023-06-06")]),
+    ("between June 5, 2023 and June 1, 2023", [("2023-06-01", "2023-06-06")]),
+    ("between June and March", [("2023-03-01", "2023-07-01")]),
+])
+def test_a_reversed_range_is_the_range_between_its_ends_noted(text, expected):
+    (e,) = resolved(text)
+    assert days(text) == expected and "later end first" in e.note
+    assert "later end first" in e.to_dict()["note"]
+
+
+@pytest.mark.parametrize("text", ["from December 20th to January 3rd", "between June 1 and June 5",
+                                  "from September to February"])
+def test_a_range_across_the_new_year_is_not_reversed(text):
+    (e,) = resolved(text)
+    assert e.note is None and e.intervals[0][1] - e.intervals[0][0] < timedelta(days=190)
+
+
+def test_a_bound_that_leaves_no_time_up_to_today_is_unresolved():
+    (after_today,) = TimeResolver(NOW).resolve("What did we discuss after October 22?")  # said on October 22
+    assert after_today.unresolved and "leaves no time up to today" in after_today.unresolved
+    (since_later,) = TimeResolver(NOW).resolve("since June 5, 2030")
+    assert since_later.unresolved
+
+
+def test_an_open_start_is_readable_in_a_zone_whose_1900_offset_is_local_mean_time():
+    import pandas as pd
+
+    paris = ZoneInfo("Europe/Paris")
+    (before,) = resolved("What did we discuss before March 31?", datetime(2024, 3, 31, 3, tzinfo=paris))
+    start, end = before.intervals[0]
+    assert pd.Timestamp(start.isoformat()) < pd.Timestamp(end.isoformat())  # "+00:09:21" would not parse
+    assert end == datetime(2024, 3, 31, tzinfo=paris)

@@ -8,12 +8,13 @@ timestamp and a session number. Formats:
 - LoCoMo (``locomo10.json`` sample, or its ``conversation`` dict): one timestamp per session
   ("1:56 pm on 8 May, 2023"); turns have none, so every turn takes its session's time plus one
   second per turn (documented fallback: order is kept, dates are exact, clock times approximate).
-- JSONL: one ``{"speaker", "text", "timestamp", "session"?}`` object a line; ``timestamp`` in ISO 8601
-  (or anything dateparser reads). Without ``session``, a new session starts after a silence longer
-  than ``session_gap`` (default 30 minutes).
+- JSONL: one ``{"speaker", "text", "timestamp", "session"?}`` object a line; ``timestamp`` in ISO 8601.
+  Without ``session``, a new session starts after a silence longer than ``session_gap`` (default 30 minutes).
 
-Missing or unparseable timestamps raise :class:`~retrieval.data.jsonio.DataError` naming the file and turn,
-unless ``on_bad_time="previous"``, which gives the turn the previous turn's time (and logs it).
+Timestamps must be absolute unless ``timestamps="lenient"`` (or a strptime format) says otherwise; what each mode
+reads, and which zone a stamp is read in, is :mod:`retrieval.data.timestamps`. Missing, relative or invalid
+timestamps raise :class:`~retrieval.data.jsonio.DataError` naming the file, the turn and the raw value, unless
+``on_bad_time="previous"``, which gives the turn the previous turn's time (and logs it).
 """
 
 from __future__ import annotations
@@ -23,14 +24,20 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from retrieval.data.jsonio import DataError, iter_jsonl, read_json
+from retrieval.data.timestamps import (  # noqa: F401  (the formats and parse_timestamp: imported from here too)
+    LOCOMO_SESSION_TIMES,
+    ZYPHRA_TIME,
+    as_timezone,
+    check_mode,
+    instant,
+    parse_timestamp,
+    timestamp_problem,
+)
 
 logger = logging.getLogger(__name__)
 
-ZYPHRA_TIME = "%I:%M:%S %p on %A %d %B, %Y"
-LOCOMO_SESSION_TIMES = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
 SESSION_KEY = re.compile(r"session_(\d+)")
 DEFAULT_SESSION_GAP = timedelta(minutes=30)
 BAD_TIME_POLICIES = ("error", "previous")
@@ -48,56 +55,24 @@ class Utterance:
     turn_id: str = ""  # the source's id ("D1:3" in LoCoMo), kept for evidence lookup
 
 
-def as_timezone(tz: str | tzinfo | None) -> tzinfo:
-    """A tzinfo from a name ("UTC", "Europe/Paris") or a tzinfo; None means UTC."""
-    if tz is None:
-        return ZoneInfo("UTC")
-    return ZoneInfo(tz) if isinstance(tz, str) else tz
+class _TimeReader:
+    """Reads a log's timestamps (``timestamps`` mode, zone ``tz``) and applies the bad-timestamp policy: raise
+    naming the place, the raw value and why, or reuse the previous turn's time."""
 
-
-def _localise(dt: datetime, tz: tzinfo) -> datetime:
-    return dt.replace(tzinfo=tz) if dt.tzinfo is None else dt.astimezone(tz)
-
-
-def _parse_with(text: str, formats: tuple[str, ...]) -> datetime | None:
-    for fmt in formats:
-        try:
-            return datetime.strptime(text.strip(), fmt)
-        except ValueError:
-            continue
-    return None
-
-
-def parse_timestamp(text: object, tz: tzinfo) -> datetime | None:
-    """ISO 8601 first, then the dataset formats, then dateparser; None when nothing reads it."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    try:
-        return _localise(datetime.fromisoformat(text.strip()), tz)
-    except ValueError:
-        pass
-    dt = _parse_with(text, (ZYPHRA_TIME, *LOCOMO_SESSION_TIMES))
-    if dt is None:
-        import dateparser  # slow to import; only for free-form timestamps
-
-        dt = dateparser.parse(text, languages=["en"], settings={"STRICT_PARSING": True})
-    return None if dt is None else _localise(dt, tz)
-
-
-class _TimeFixer:
-    """Applies the bad-timestamp policy: raise naming the place, or reuse the previous turn's time."""
-
-    def __init__(self, policy: str):
+    def __init__(self, policy: str, tz: str | tzinfo | None, timestamps: str):
         if policy not in BAD_TIME_POLICIES:
             raise ValueError(f"on_bad_time must be one of {BAD_TIME_POLICIES}")
-        self.policy = policy
+        self.policy, self.timestamps = policy, check_mode(timestamps)
+        self.tz = None if tz is None else as_timezone(tz)
         self.previous: datetime | None = None
 
-    def __call__(self, parsed: datetime | None, raw: object, where: str) -> datetime:
+    def __call__(self, raw: object, where: str) -> datetime:
+        parsed = parse_timestamp(raw, self.tz, self.timestamps)
         if parsed is None:
+            _, why = timestamp_problem(raw, self.timestamps, self.tz)
             if self.policy == "error" or self.previous is None:
-                raise DataError(f"{where}: missing or unparseable timestamp {raw!r}")
-            logger.warning("%s: unparseable timestamp %r; using the previous turn's time", where, raw)
+                raise DataError(f"{where}: missing or unparseable timestamp {raw!r}: {why}")
+            logger.warning("%s: unparseable timestamp %r (%s); using the previous turn's time", where, raw, why)
             parsed = self.previous
         self.previous = parsed
         return parsed
@@ -114,21 +89,20 @@ def _sessions(conversation: dict, where: str) -> list[tuple[int, list[dict]]]:
     return sorted(found)
 
 
-def read_zyphra_log(path: str | Path, tz: str | tzinfo | None = None, on_bad_time: str = "error") -> list[Utterance]:
+def read_zyphra_log(path: str | Path, tz: str | tzinfo | None = None, on_bad_time: str = "error",
+                    timestamps: str = "strict") -> list[Utterance]:
     """Utterances of a Zyphra ``ConversationData/<id>.json`` log, ordered by response number."""
-    tz = as_timezone(tz)
     data = read_json(path)
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object with session_N keys")
-    fix = _TimeFixer(on_bad_time)
+    read_time = _TimeReader(on_bad_time, tz, timestamps)
     out = []
     for session, turns in _sessions(data, str(path)):
         for i, turn in enumerate(turns):
             where = f"{path}: session_{session} turn {i} ({turn.get('dia_id', '?')})"
             if "text" not in turn or "response_number" not in turn:
                 raise DataError(f"{where}: turn lacks 'text' or 'response_number'")
-            raw = turn.get("date_time")
-            stamp = fix(parse_timestamp(raw, tz), raw, where)
+            stamp = read_time(turn.get("date_time"), where)
             out.append(Utterance(int(turn["response_number"]), session, str(turn.get("speaker", "")), stamp,
                                  turn["text"], str(turn.get("dia_id", ""))))
     out.sort(key=lambda u: u.response_idx)
@@ -136,14 +110,12 @@ def read_zyphra_log(path: str | Path, tz: str | tzinfo | None = None, on_bad_tim
 
 
 def read_locomo_conversation(conversation: dict, tz: str | tzinfo | None = None, where: str = "locomo",
-                             on_bad_time: str = "error") -> list[Utterance]:
+                             on_bad_time: str = "error", timestamps: str = "strict") -> list[Utterance]:
     """Utterances of one LoCoMo ``conversation`` dict; turn times = session time + 1 s per turn."""
-    tz = as_timezone(tz)
-    fix = _TimeFixer(on_bad_time)
+    read_time = _TimeReader(on_bad_time, tz, timestamps)
     out = []
     for session, turns in _sessions(conversation, where):
-        raw = conversation.get(f"session_{session}_date_time")
-        start = fix(parse_timestamp(raw, tz), raw, f"{where}: session_{session}_date_time")
+        start = read_time(conversation.get(f"session_{session}_date_time"), f"{where}: session_{session}_date_time")
         for i, turn in enumerate(turns):
             if "text" not in turn:
                 raise DataError(f"{where}: session_{session} turn {i}: no 'text'")
@@ -168,32 +140,35 @@ def locomo_sample_id(sample: object, position: int) -> str:
     return str(sample.get("sample_id", position)) if isinstance(sample, dict) else str(position)
 
 
-def locomo_sample_utterances(sample: dict, where: str = "locomo", position: int = 0,
-                             tz: str | tzinfo | None = None) -> list[Utterance]:
-    return read_locomo_conversation(sample["conversation"], tz, f"{where}: {locomo_sample_id(sample, position)}")
+def locomo_sample_utterances(sample: dict, where: str = "locomo", position: int = 0, tz: str | tzinfo | None = None,
+                             timestamps: str = "strict") -> list[Utterance]:
+    """The utterances of one LoCoMo sample (a {"sample_id", "conversation", ...} dict), errors naming ``where``."""
+    return read_locomo_conversation(sample["conversation"], tz, f"{where}: {locomo_sample_id(sample, position)}",
+                                    timestamps=timestamps)
 
 
-def read_locomo(path: str | Path, tz: str | tzinfo | None = None) -> dict[str, list[Utterance]]:
+def read_locomo(path: str | Path, tz: str | tzinfo | None = None,
+                timestamps: str = "strict") -> dict[str, list[Utterance]]:
     """Every sample of a ``locomo10.json``-style file: sample_id -> utterances."""
-    return {locomo_sample_id(sample, i): locomo_sample_utterances(sample, str(path), i, tz)
+    return {locomo_sample_id(sample, i): locomo_sample_utterances(sample, str(path), i, tz, timestamps)
             for i, sample in enumerate(read_locomo_samples(path))}
 
 
 def assign_sessions(stamps: list[datetime], gap: timedelta = DEFAULT_SESSION_GAP) -> list[int]:
-    """Session numbers (1-based) for ordered timestamps: a new session after a silence longer than ``gap``."""
+    """Session numbers (1-based) for ordered timestamps: a new session after a silence longer than ``gap``
+    (elapsed time, so a DST change is no silence)."""
     sessions, current = [], 1
     for i, t in enumerate(stamps):
-        if i and t - stamps[i - 1] > gap:
+        if i and instant(t) - instant(stamps[i - 1]) > gap:
             current += 1
         sessions.append(current)
     return sessions
 
 
 def read_jsonl_log(path: str | Path, tz: str | tzinfo | None = None, session_gap: timedelta = DEFAULT_SESSION_GAP,
-                   on_bad_time: str = "error") -> list[Utterance]:
+                   on_bad_time: str = "error", timestamps: str = "strict") -> list[Utterance]:
     """A JSONL chat log of ``{"speaker", "text", "timestamp", "session"?}`` lines, in file order."""
-    tz = as_timezone(tz)
-    fix = _TimeFixer(on_bad_time)
+    read_time = _TimeReader(on_bad_time, tz, timestamps)
     records = []
     for lineno, obj in iter_jsonl(path):
         where = f"{path}:{lineno}"
@@ -201,9 +176,12 @@ def read_jsonl_log(path: str | Path, tz: str | tzinfo | None = None, session_gap
             if not isinstance(obj.get(key), str):
                 raise DataError(f"{where}: missing or non-string {key!r}")
         raw = obj.get("timestamp")
-        stamp = fix(parse_timestamp(raw, tz), raw, where)
-        if records and stamp < records[-1][1]:
-            raise DataError(f"{where}: timestamp {raw!r} is earlier than the line before; the log must be in order")
+        stamp = read_time(raw, where)
+        if records and instant(stamp) < instant(records[-1][1]):
+            before = records[-1]
+            raise DataError(f"{where}: timestamp {raw!r} is earlier than the line before (line {before[2]}: "
+                            f"{before[0].get('timestamp')!r}, read as {before[1].isoformat()}); "
+                            "the log must be in order")
         records.append((obj, stamp, lineno))
     if not records:
         raise DataError(f"{path}: no utterances")
@@ -232,15 +210,18 @@ def detect_format(path: str | Path) -> str:
 
 
 def load_log(path: str | Path, fmt: str = "auto", tz: str | tzinfo | None = None, sample: str | None = None,
-             session_gap: timedelta = DEFAULT_SESSION_GAP, on_bad_time: str = "error") -> list[Utterance]:
-    """Read any supported log; for a LoCoMo file, ``sample`` names the conversation (default: the first)."""
+             session_gap: timedelta = DEFAULT_SESSION_GAP, on_bad_time: str = "error",
+             timestamps: str = "strict") -> list[Utterance]:
+    """Read any supported log; for a LoCoMo file, ``sample`` names the conversation (default: the first).
+    ``tz``: the zone to read every stamp in (None: as written, UTC when a stamp has none); ``timestamps``:
+    "strict", "lenient" or a strptime format (:mod:`retrieval.data.timestamps`)."""
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt == "jsonl":
-        return read_jsonl_log(path, tz, session_gap, on_bad_time)
+        return read_jsonl_log(path, tz, session_gap, on_bad_time, timestamps)
     if fmt == "zyphra":
-        return read_zyphra_log(path, tz, on_bad_time)
+        return read_zyphra_log(path, tz, on_bad_time, timestamps)
     if fmt == "locomo":
-        samples = read_locomo(path, tz)
+        samples = read_locomo(path, tz, timestamps)
         if sample is None:
             return next(iter(samples.values()))
         if sample not in samples:

@@ -51,11 +51,15 @@ def parse_table(obj: dict, where: str = "table") -> Table:
 
 
 def load_tables(path: str | Path) -> dict[str, Table]:
-    """All tables of a ``tables.jsonl`` file, keyed by uid."""
+    """All tables of a ``tables.jsonl`` file, keyed by uid; a uid on two lines is a DataError naming both."""
     tables: dict[str, Table] = {}
+    lines: dict[str, int] = {}
     for lineno, obj in iter_jsonl(path):
         table = parse_table(obj, f"{path}:{lineno}")
-        tables[table.uid] = table
+        if table.uid in lines:
+            raise DataError(f"{path}:{lineno}: table uid {table.uid!r} is also the uid of line {lines[table.uid]}; "
+                            "uids must be unique")
+        tables[table.uid], lines[table.uid] = table, lineno
     return tables
 
 

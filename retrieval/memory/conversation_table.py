@@ -4,12 +4,17 @@ Columns (the schema the planners see): ``response_idx`` (int, also the frame's i
 dense index), ``session`` (int), ``speaker``, ``timestamp`` (tz-aware), ``date`` ("YYYY-MM-DD"),
 ``time`` ("HH:MM:SS"), ``hour`` (0-23), ``weekday`` ("Monday"), ``week`` (ISO, "2023-W19"),
 ``month`` ("2023-05"), ``year`` and ``text``.
+
+The calendar columns are in one zone, :attr:`ConversationTable.zone`: the ``tz`` the table is built with, else the
+one zone the log's timestamps are written in, else UTC (:func:`~retrieval.data.timestamps.calendar_zone`); a
+table whose log names no zone can be seen in the zone of a question's "now" (:meth:`ConversationTable.frame_in`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +22,7 @@ import pandas as pd
 import torch
 
 from retrieval.data.conversation_log import Utterance
+from retrieval.data.timestamps import CalendarZone, calendar_zone
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
@@ -28,27 +34,29 @@ COLUMNS = ("response_idx", "session", "speaker", "timestamp", "date", "time", "h
            "year", "text")
 
 
-def utterance_frame(utterances: Sequence[Utterance]) -> pd.DataFrame:
-    """The metadata table of a log: (N utterances) -> DataFrame with :data:`COLUMNS`, indexed by response_idx."""
+def calendar_columns(ts: pd.DatetimeIndex) -> dict[str, object]:
+    """The calendar columns of tz-aware times, in their zone: date, time, hour, weekday, ISO week, month, year."""
+    iso = ts.isocalendar()
+    return {"date": ts.strftime("%Y-%m-%d"), "time": ts.strftime("%H:%M:%S"), "hour": ts.hour,
+            "weekday": ts.day_name(), "week": [f"{y}-W{w:02d}" for y, w in zip(iso["year"], iso["week"])],
+            "month": ts.strftime("%Y-%m"), "year": ts.year}
+
+
+def utterance_frame(utterances: Sequence[Utterance], zone: tzinfo | None = None) -> pd.DataFrame:
+    """The metadata table of a log: (N utterances) -> DataFrame with :data:`COLUMNS`, indexed by response_idx, its
+    times and calendar columns in ``zone`` (None: :func:`~retrieval.data.timestamps.calendar_zone` of the log)."""
     if not utterances:
         raise ValueError("a conversation table needs at least one utterance")
-    zones = {u.timestamp.tzinfo is None for u in utterances}
-    if True in zones:
+    if any(u.timestamp.tzinfo is None for u in utterances):
         raise ValueError("utterance timestamps must be time-zone aware (the log readers make them so)")
-    ts = pd.DatetimeIndex([u.timestamp for u in utterances])
-    iso = ts.isocalendar()
+    zone = zone or calendar_zone(None, [u.timestamp for u in utterances]).zone
+    ts = pd.DatetimeIndex(pd.to_datetime([u.timestamp for u in utterances], utc=True)).tz_convert(zone)
     frame = pd.DataFrame({
         "response_idx": [u.response_idx for u in utterances],
         "session": [u.session for u in utterances],
         "speaker": [u.speaker for u in utterances],
         "timestamp": ts,
-        "date": ts.strftime("%Y-%m-%d"),
-        "time": ts.strftime("%H:%M:%S"),
-        "hour": ts.hour,
-        "weekday": ts.day_name(),
-        "week": [f"{y}-W{w:02d}" for y, w in zip(iso["year"], iso["week"])],
-        "month": ts.strftime("%Y-%m"),
-        "year": ts.year,
+        **calendar_columns(ts),
         "text": [u.text for u in utterances],
     })
     if frame["response_idx"].duplicated().any():
@@ -56,6 +64,16 @@ def utterance_frame(utterances: Sequence[Utterance]) -> pd.DataFrame:
         raise ValueError(f"response index {dup} occurs twice in the log")
     frame.index = pd.Index(frame["response_idx"].to_numpy())  # unnamed, so "response_idx" stays a plain column
     return frame.sort_values(["timestamp", "response_idx"])
+
+
+def frame_in_zone(frame: pd.DataFrame, zone: tzinfo) -> pd.DataFrame:
+    """A conversation frame with its timestamps and calendar columns in ``zone`` (rows and order unchanged)."""
+    ts = pd.DatetimeIndex(frame["timestamp"]).tz_convert(zone)
+    out = frame.copy()
+    out["timestamp"] = ts
+    for name, values in calendar_columns(ts).items():
+        out[name] = np.asarray(values)
+    return out
 
 
 def metadata_text(row: pd.Series) -> str:
@@ -90,8 +108,11 @@ class ConversationTable:
     """
 
     def __init__(self, frame: pd.DataFrame, index: DenseIndex | None = None, encoder=None,
-                 turn_index: DenseIndex | None = None):
+                 turn_index: DenseIndex | None = None, zone: CalendarZone | None = None):
         self.frame = frame
+        # the zone of the calendar columns, and why (given, the log's, or UTC by default)
+        self.zone = zone or CalendarZone(frame["timestamp"].dt.tz, "default")
+        self._zoned: dict[str, pd.DataFrame] = {}
         self.index = index
         self.turn_index = turn_index
         self.encoder = encoder
@@ -103,10 +124,13 @@ class ConversationTable:
 
     @classmethod
     def from_utterances(cls, utterances: Sequence[Utterance], encoder=None, cache_dir: str | Path | None = None,
-                        metadata_in_text: bool = False, turns: bool = False) -> ConversationTable:
-        """Build the table; with an encoder, embed the text (or the metadata text) into a flat IP index,
-        and with ``turns`` also :func:`turn_texts` into a second one (twice the encoding, cached)."""
-        frame = utterance_frame(utterances)
+                        metadata_in_text: bool = False, turns: bool = False,
+                        tz: str | tzinfo | None = None) -> ConversationTable:
+        """Build the table, its calendar columns in ``tz`` (None: the zone the log is written in, else UTC); with an
+        encoder, embed the text (or the metadata text) into a flat IP index, and with ``turns`` also
+        :func:`turn_texts` into a second one (twice the encoding, cached)."""
+        zone = calendar_zone(tz, [u.timestamp for u in utterances])
+        frame = utterance_frame(utterances, zone.zone)
         index = turn_index = None
         if encoder is not None:
             texts = [metadata_text(r) for _, r in frame.iterrows()] if metadata_in_text else frame["text"].tolist()
@@ -117,7 +141,7 @@ class ConversationTable:
 
             index = build(texts)
             turn_index = build(turn_texts(frame)) if turns else None
-        return cls(frame, index, encoder, turn_index)
+        return cls(frame, index, encoder, turn_index, zone)
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -125,6 +149,22 @@ class ConversationTable:
     @property
     def tz(self):
         return self.frame["timestamp"].dt.tz
+
+    def zone_for(self, now: datetime) -> CalendarZone:
+        """The zone a question asked at ``now`` (tz-aware) reads its calendar words in: the table's when it was given
+        or is the log's own, else the zone of ``now``."""
+        if self.zone.source in ("given", "log"):
+            return self.zone
+        return calendar_zone(None, (), now) if str(now.tzinfo) != self.zone.name else self.zone
+
+    def frame_in(self, zone: tzinfo) -> pd.DataFrame:
+        """The rows with timestamps and calendar columns in ``zone``: the frame itself in its own zone, else a copy
+        (kept for the next question in that zone)."""
+        if str(zone) == str(self.tz):
+            return self.frame
+        if str(zone) not in self._zoned:
+            self._zoned[str(zone)] = frame_in_zone(self.frame, zone)
+        return self._zoned[str(zone)]
 
     def encode_query(self, text: str) -> np.ndarray:
         """The query's embedding (1, D), cached by text (at most QUERY_CACHE_SIZE entries)."""

@@ -113,10 +113,14 @@ class RulePlanner:
         expressions = TimeResolver(now).resolve(question)
         resolved = [e for e in expressions if not e.unresolved]
         notes = [f"unresolved: {e.unresolved}" for e in expressions if e.unresolved]
+        notes += [e.note for e in resolved if e.note]
         content = content_query(norm, expressions, speakers)
         speaker = named_speaker(norm, speakers)
         if not resolved:
             notes.append("no time reference resolved: semantic search over the whole log")
+            if content is None:
+                notes.append("the question names no time and no content (only common words): the ranking of the "
+                             "whole log by it is close to arbitrary; name a day, a session or a topic")
             ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()},
                    rank_op(content or norm, self.config.fallback_k, speaker)]
             return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])

@@ -53,15 +53,18 @@ Ranker = Callable[[str, int, Sequence[int]], list[tuple[int, float]]]
 
 @dataclass
 class Plan:
-    """What a planner decided: the operations, the content query if any, and notes on every fallback."""
+    """What a planner decided: the operations, the resolved time expressions, notes on every fallback, and the zone
+    whose days the calendar words meant (set by whoever chose it, e.g. TemporalMemory.ask)."""
 
     ops: list[dict]
     notes: list[str] = field(default_factory=list)
     planner: str = "rule"
     expressions: list[dict] = field(default_factory=list)
+    zone: str | None = None
 
     def to_dict(self) -> dict:
-        return {"planner": self.planner, "ops": self.ops, "notes": self.notes, "expressions": self.expressions}
+        return {"planner": self.planner, "ops": self.ops, "notes": self.notes, "expressions": self.expressions,
+                "zone": self.zone}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), default=str)

@@ -24,7 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from retrieval.config import option, parse_command
-from retrieval.data.conversation_log import load_log, parse_timestamp
+from retrieval.data.conversation_log import load_log
+from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
@@ -83,21 +84,24 @@ class TemporalMemory:
     @classmethod
     def from_file(cls, path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None,
                   sample: str | None = None, session_gap_minutes: float = 30, on_bad_time: str = "error",
-                  cache_dir: str | Path | None = None, turns: bool = True, **kwargs) -> TemporalMemory:
-        """Read a log (Zyphra, LoCoMo or JSONL), embed its text (and, with ``turns``, each utterance with the
-        turn it follows) with ``encoder`` (cached), wrap it."""
-        utterances = load_log(path, fmt, tz, sample, timedelta(minutes=session_gap_minutes), on_bad_time)
-        return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=turns), **kwargs)
+                  cache_dir: str | Path | None = None, turns: bool = True, timestamps: str = "strict",
+                  **kwargs) -> TemporalMemory:
+        """Read a log (Zyphra, LoCoMo or JSONL; ``timestamps`` "strict", "lenient" or a strptime format), embed its
+        text (and, with ``turns``, each utterance with the turn it follows) with ``encoder`` (cached), wrap it.
+        ``tz``: the zone of the log's calendar (None: the zone its timestamps are written in, else now's, else UTC)."""
+        utterances = load_log(path, fmt, tz, sample, timedelta(minutes=session_gap_minutes), on_bad_time, timestamps)
+        return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=turns, tz=tz), **kwargs)
 
     def resolve_now(self, now: datetime | str | None) -> datetime:
-        """``now`` as a tz-aware datetime: default the end of the log; naive values take the log's zone."""
+        """``now`` (None, an ISO 8601 string or a datetime) as a tz-aware datetime: default the end of the log;
+        naive values take the log's zone."""
         if now is None:
             return self.table.end.to_pydatetime()
         if isinstance(now, str):
-            parsed = parse_timestamp(now, self.table.tz)
+            parsed = read_timestamp(now)
             if parsed is None:
                 raise ValueError(f"cannot read the time {now!r}; use ISO 8601, e.g. 2023-10-22T12:00")
-            return parsed
+            now = parsed
         return now.replace(tzinfo=self.table.tz) if now.tzinfo is None else now
 
     def rewrite_query(self, question: str, history: Sequence[ContextTurn] | None, now: datetime,
@@ -145,12 +149,27 @@ class TemporalMemory:
 
     def ask(self, question: str, history: Sequence[ContextTurn] | None = None, now: datetime | str | None = None,
             rewrite: str | None = None) -> TemporalResult:
-        """Plan and run one question; ``history`` holds earlier turns (strings or {"speaker", "text"})."""
+        """Plan and run one question; ``history`` holds earlier turns (strings or {"speaker", "text"}).
+
+        The calendar words mean days in one zone (the log's ``tz``, else the zone its timestamps are written in,
+        else the zone of ``now``, else UTC): the plan's ``zone`` and notes say which. An empty question is a
+        ValueError; a ``now`` before the log's first utterance is noted in the plan."""
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("the question is empty: ask about a time ('what did we discuss last Friday?') or a topic")
         now = self.resolve_now(now)
+        zone = self.table.zone_for(now)
+        now = instant(now).astimezone(zone.zone)  # via UTC: a wall time the clocks skip becomes a real one
+        frame = self.table.frame_in(zone.zone)
         rewritten = self.rewrite_query(question, history, now, rewrite or self.rewrite)
         asked = rewritten.text if rewritten else question
         plan = self.planner.plan(asked, now, self.speakers)
-        execution = execute(plan.ops, self.table.frame, ranker=self._rank)  # rows in time order unless ranked
+        plan.zone = zone.name
+        plan.notes.append(zone.note)
+        first = frame["timestamp"].iloc[0]
+        if now < first:
+            plan.notes.append(f"now ({now.isoformat()}) is before the log's first utterance ({first.isoformat()}): "
+                              "nothing had been said yet, so no row can be returned")
+        execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
         return TemporalResult(asked, execution.rows, plan, execution, rewritten)
 
 
@@ -183,7 +202,10 @@ class AskArguments:
     log: str = option(help="a Zyphra .json, LoCoMo .json or JSONL chat log")
     format: str = option("auto", "the log's format", choices=("auto", "zyphra", "locomo", "jsonl"))
     sample: str | None = option(None, "LoCoMo sample id (default: the first)")
-    tz: str = option("UTC", "time zone of the log's timestamps")
+    tz: str | None = option(None, "zone of the log's calendar (default: the zone its timestamps are written in, "
+        "else that of --now, else UTC)")
+    timestamps: str = option("strict", "how log timestamps are read: strict (ISO 8601 or the dataset's format), "
+        "lenient (also relative stamps, against the wall clock) or a strptime format such as '%d.%m.%Y %H:%M'")
     now: str | None = option(None, "the reference time, ISO 8601 (default: the end of the log)")
     history: list[str] = option([], "an earlier turn (repeat, oldest first)", nargs=1)
     rewrite: str = option("carry", "how earlier turns shape the question", choices=REWRITES)
@@ -213,8 +235,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         backend = load_backend(args.llm)
     try:
         memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
-                                          sample=args.sample, cache_dir=args.cache_dir or None, planner=rule,
-                                          rewrite=args.rewrite, ranker=args.ranker,
+                                          sample=args.sample, timestamps=args.timestamps,
+                                          cache_dir=args.cache_dir or None, planner=rule, rewrite=args.rewrite,
+                                          ranker=args.ranker,
                                           llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -4,12 +4,15 @@ time rules resolve with (:mod:`retrieval.memory.time_rules`)."""
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta, timezone
 from functools import lru_cache
 
 from retrieval.memory.time_patterns import MON, MONTHS, YR
 
 Interval = tuple[datetime, datetime]
+# The start of an open range ("before May 8", a trend window with an end only): in UTC, as a zone's offset that long
+# ago is its local mean time (Paris: +00:09:21), whose ISO 8601 text (seconds in the offset) pandas cannot read.
+OPEN_START = datetime(1900, 1, 1, tzinfo=timezone.utc)
 
 
 def add_months(year: int, month: int, delta: int) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 
-from retrieval.memory.time_calendar import Calendar, add_months
+from retrieval.memory.time_calendar import OPEN_START, Calendar, add_months
 from retrieval.memory.time_patterns import (
     BARE_MONTH,
     DATE,
@@ -36,7 +36,8 @@ class TimeExpression:
     """One resolved (or unresolvable) time expression of a question.
 
     ``intervals``: [start, end) pairs, tz-aware; ``session_positions``: (first, last), 1-based, negative from
-    the end, inclusive; ``session_ids``: (first, last) values of the session column, inclusive;
+    the end, inclusive; ``note``: how the phrase was read when that is not its plain reading (a range whose ends
+    come in reverse order); ``session_ids``: (first, last) values of the session column, inclusive;
     ``response_ids``: the same for the response index ("in response number 26"); ``hours``:
     a soft [lo, hi) hour range; ``before_latest_session``: drop the latest session (soft);
     ``alternative_intervals``: a second reading, used when ``intervals`` select no rows; ``nearby_intervals``:
@@ -57,6 +58,7 @@ class TimeExpression:
     nearby_intervals: list[tuple[datetime, datetime]] | None = None
     weekday: str | None = None
     unresolved: str | None = None
+    note: str | None = None
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if v not in (None, False)}
@@ -90,16 +92,20 @@ def _n(token: str) -> int:
 
 def with_prep(cal: Calendar, prep: str | None, kind: str, intervals) -> TimeExpression:
     """The interval bounded by a preposition: "since" runs it on to today, "before" / "until" / "by" back from it,
-    "after" on from its end."""
+    "after" on from its end. A bound that leaves no time up to today ("after" today, "since" a later year) is
+    unresolved, not an empty or backward range."""
     start, end = intervals[0]
     if prep == "since":
         intervals = [(start, cal.day_start(cal.today + timedelta(days=1)))]
     elif prep in ("before", "until", "till", "by"):
-        lo = cal.day_start(date(1900, 1, 1))
-        intervals = [(lo, start if prep == "before" else end)]
+        intervals = [(OPEN_START, start if prep == "before" else end)]
     elif prep == "after":
         intervals = [(end, cal.day_start(cal.today + timedelta(days=1)))]
-    return expr(kind if not prep else f"{kind}_{prep}", intervals=intervals)
+    kind = kind if not prep else f"{kind}_{prep}"
+    if intervals[0][0] >= intervals[0][1]:
+        return expr(kind, unresolved=f"{prep} {start.date().isoformat()} leaves no time up to today "
+                                     f"({cal.today.isoformat()})")
+    return expr(kind, intervals=intervals)
 
 
 def days_ago(cal: Calendar, n: int) -> TimeExpression:
@@ -119,21 +125,42 @@ def calendar_unit(cal: Calendar, unit: str, delta: int) -> TimeExpression:
 
 
 # ---- the rules, in the order they are tried -------------------------------------------------------------
+def reversed_note(phrase: str, first: date, last: date) -> str:
+    return f"{phrase.strip()!r} names its later end first: read as {first.isoformat()} to {last.isoformat()}"
+
+
 @rule(rf"\b(?:between|from|over)?\s*({DATE})\s+{TO}\s+({DATE})")
 def date_span(cal: Calendar, m: re.Match) -> TimeExpression:
+    """Two dates: the days from the first to the second. A first date without a year is the latest one up to the
+    second ("December 20th to January 3rd" crosses the year), unless the shorter reading is that the ends come in
+    reverse order ("between June 5 and June 1": June 1 to 5), which is noted, as are ends with years reversed."""
     last = cal.parse_date(m.group(2))
     first = cal.parse_date(m.group(1), not_after=last) if last else None
     if first is None or last is None:
         return expr("date_span", unresolved=f"could not read the dates of {m.group(0).strip()!r}")
+    same_year = cal.parse_date(m.group(1), not_after=date(last.year, 12, 31))
+    if first <= last and same_year is not None and last < same_year and same_year - last < last - first:
+        first = same_year
+    if first > last:
+        return expr("date_span", intervals=cal.days(last, first), note=reversed_note(m.group(0), last, first))
     return expr("date_span", intervals=cal.days(first, last))
 
 
 @rule(rf"\b(?:between|from)\s+({MON_Y})\s+{TO}\s+({MON_Y})\b")
 def month_span(cal: Calendar, m: re.Match) -> TimeExpression:
+    """Two months: from the first to the end of the second, read as :func:`date_span` reads days."""
     y2, m2 = cal.month_of(m.group(2))
     y1, m1 = cal.month_of(m.group(1), not_after=date(y2, m2, 28))
+    same_year = cal.month_of(m.group(1), not_after=date(y2, 12, 28))
+    later, across = same_year[0] * 12 + same_year[1] - (y2 * 12 + m2), y2 * 12 + m2 - (y1 * 12 + m1)
+    if (y1, m1) <= (y2, m2) and 0 < later < across:
+        y1, m1 = same_year
+    note = None
+    if (y1, m1) > (y2, m2):  # the ends in reverse order
+        (y1, m1), (y2, m2) = (y2, m2), (y1, m1)
+        note = reversed_note(m.group(0), date(y1, m1, 1), date(*add_months(y2, m2, 1), 1) - timedelta(days=1))
     ny, nm = add_months(y2, m2, 1)
-    return expr("month_span", intervals=[(cal.day_start(date(y1, m1, 1)), cal.day_start(date(ny, nm, 1)))])
+    return expr("month_span", intervals=[(cal.day_start(date(y1, m1, 1)), cal.day_start(date(ny, nm, 1)))], note=note)
 
 
 @rule(rf"\b(?:(?P<prep>{PREP})\s+|on\s+)?(?P<d>{DATE})")

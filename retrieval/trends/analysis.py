@@ -236,7 +236,9 @@ class TrendAskArguments(TrendConfig):
     docs: str = option(help="CSV / JSONL of {text, timestamp, source?}, or a Zyphra/LoCoMo log")
     format: str = option("auto", "the documents' format", choices=("auto", "documents", "log", "zyphra", "locomo"))
     sample: str | None = option(None, "LoCoMo sample id (default: the first)")
-    tz: str = option("UTC", "time zone of naive timestamps")
+    tz: str | None = option(None, "zone of the calendar (default: the zone the timestamps are written in, else UTC)")
+    timestamps: str = option("strict", "how log timestamps are read: strict (ISO 8601 or the dataset's format), "
+        "lenient (also relative stamps, against the wall clock) or a strptime format such as '%d.%m.%Y %H:%M'")
     llm: str | dict = option("smollm2", "LLM spec for the report and confirmation, or 'none' (extractive report)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     cache_dir: str = option("runs/cache/trends", "embedding cache ('' for none)")
@@ -256,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = args.trend_config()
     try:
         corpus = load_corpus(args.docs, load_encoder(args.encoder), args.format, args.tz, args.sample,
-                             args.cache_dir or None)
+                             args.cache_dir or None, timestamps=args.timestamps)
     except (DataError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval.data.conversation_log import (
-    DEFAULT_SESSION_GAP,
-    SESSION_KEY,
-    Utterance,
-    as_timezone,
-    assign_sessions,
-    load_log,
-    parse_timestamp,
-)
+from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, SESSION_KEY, Utterance, assign_sessions, load_log
 from retrieval.data.jsonio import DataError, iter_jsonl, read_json
+from retrieval.data.timestamps import (
+    NAIVE_STAMP_ZONE,
+    as_timezone,
+    check_mode,
+    instant,
+    parse_timestamp,
+    timestamp_problem,
+)
 from retrieval.memory.conversation_table import ConversationTable
 
 
@@ -43,9 +43,10 @@ class Corpus:
         return len(self.table) + len(self.skipped)
 
 
-def parse_document_time(raw: object, tz) -> datetime | None:
-    """A timestamp cell -> tz-aware datetime: epoch seconds (or milliseconds) or any text
-    :func:`~retrieval.data.conversation_log.parse_timestamp` reads; None when nothing reads it."""
+def parse_document_time(raw: object, tz, timestamps: str = "strict") -> datetime | None:
+    """A timestamp cell -> tz-aware datetime: epoch seconds (or milliseconds), in ``tz`` (None: UTC), or any text
+    :func:`~retrieval.data.timestamps.parse_timestamp` reads in the ``timestamps`` mode; None when nothing reads
+    it (:func:`~retrieval.data.timestamps.timestamp_problem` says why)."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, str) and re.fullmatch(r"\s*\d{9,13}(?:\.\d+)?\s*", raw):
@@ -54,8 +55,8 @@ def parse_document_time(raw: object, tz) -> datetime | None:
         if not np.isfinite(raw):
             return None
         seconds = raw / 1000 if raw > 1e11 else raw
-        return datetime.fromtimestamp(seconds, timezone.utc).astimezone(tz)
-    return parse_timestamp(raw, tz)
+        return datetime.fromtimestamp(seconds, timezone.utc).astimezone(tz or NAIVE_STAMP_ZONE)
+    return parse_timestamp(raw, tz, timestamps)
 
 
 def _read_rows(path: Path) -> list[tuple[str, dict]]:
@@ -71,26 +72,27 @@ def _read_rows(path: Path) -> list[tuple[str, dict]]:
 
 
 def documents_to_utterances(rows: Sequence[tuple[str, dict]], tz=None,
-                            session_gap: timedelta = DEFAULT_SESSION_GAP
+                            session_gap: timedelta = DEFAULT_SESSION_GAP, timestamps: str = "strict"
                             ) -> tuple[list[Utterance], list[dict], dict[int, str]]:
     """``(where, {text, timestamp, source?|speaker?, id?, session?})`` rows -> utterances in time order,
-    the skipped rows, and response_idx -> source id. A session column is used only when every kept row
-    has one; otherwise sessions split at silences longer than ``session_gap``."""
-    tz = as_timezone(tz)
+    the skipped rows (each with why: a relative stamp in the default "strict" ``timestamps`` mode is one), and
+    response_idx -> source id. ``tz``: the zone to read every stamp in (None: as written, UTC when a stamp has
+    none). A session column is used only when every kept row has one; otherwise sessions split at silences longer
+    than ``session_gap``."""
+    tz = None if tz is None else as_timezone(tz)
+    check_mode(timestamps)
     kept, skipped = [], []
     for where, row in rows:
         text, raw = row.get("text"), row.get("timestamp")
         if not isinstance(text, str) or not text.strip():
             skipped.append({"where": where, "timestamp": raw, "reason": "no text"})
             continue
-        stamp = parse_document_time(raw, tz)
+        stamp = parse_document_time(raw, tz, timestamps)
         if stamp is None:
-            missing = raw is None or (isinstance(raw, str) and not raw.strip())
-            skipped.append({"where": where, "timestamp": raw,
-                            "reason": "missing timestamp" if missing else "unparseable timestamp"})
+            skipped.append({"where": where, "timestamp": raw, "reason": timestamp_problem(raw, timestamps, tz)[0]})
             continue
         kept.append((stamp, where, row))
-    kept.sort(key=lambda x: x[0])  # stable: equal times keep file order
+    kept.sort(key=lambda x: instant(x[0]))  # stable: equal times keep file order
     given = [row.get("session") for _, _, row in kept]
     if kept and all(s not in (None, "") for s in given):
         try:
@@ -126,28 +128,31 @@ def _conversation_rows(path: Path) -> list[tuple[str, dict]]:
 
 
 def load_corpus(path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None, sample: str | None = None,
-                cache_dir: str | Path | None = None, session_gap_minutes: float = 30) -> Corpus:
+                cache_dir: str | Path | None = None, session_gap_minutes: float = 30,
+                timestamps: str = "strict") -> Corpus:
     """Read documents (CSV / JSONL, ``fmt="documents"``) or a conversation log (Zyphra / LoCoMo .json) into a
-    conversation table, embedding the texts with ``encoder`` (cached in ``cache_dir``)."""
+    conversation table, embedding the texts with ``encoder`` (cached in ``cache_dir``). ``timestamps``: "strict"
+    (absolute stamps only; others are skipped and listed), "lenient" or a strptime format
+    (:mod:`retrieval.data.timestamps`); ``tz``: the zone of the calendar (None: the documents', else UTC)."""
     path = Path(path)
     gap = timedelta(minutes=session_gap_minutes)
     if fmt == "auto":
         fmt = "log" if path.suffix.lower() == ".json" else "documents"
     skipped: list[dict] = []
     if fmt == "documents":
-        utterances, skipped, source_ids = documents_to_utterances(_read_rows(path), tz, gap)
+        utterances, skipped, source_ids = documents_to_utterances(_read_rows(path), tz, gap, timestamps)
     elif fmt in ("log", "zyphra", "locomo"):
         try:
-            utterances = load_log(path, "auto" if fmt == "log" else fmt, tz, sample, gap)
+            utterances = load_log(path, "auto" if fmt == "log" else fmt, tz, sample, gap, timestamps=timestamps)
             source_ids = {u.response_idx: u.turn_id for u in utterances if u.turn_id}
         except DataError as e:
             if "timestamp" not in str(e):
                 raise
-            utterances, skipped, source_ids = documents_to_utterances(_conversation_rows(path), tz, gap)
+            utterances, skipped, source_ids = documents_to_utterances(_conversation_rows(path), tz, gap, timestamps)
     else:
         raise ValueError(f"unknown document format {fmt!r}; use auto, documents, log, zyphra or locomo")
     if not utterances:
         raise DataError(f"{path}: no document with text and a readable timestamp ({len(skipped)} skipped)")
-    table = ConversationTable.from_utterances(utterances, encoder, cache_dir)
+    table = ConversationTable.from_utterances(utterances, encoder, cache_dir, tz=tz)
     return Corpus(table, skipped, source_ids, str(path))
 

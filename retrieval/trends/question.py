@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from retrieval.data.conversation_log import parse_timestamp
 from retrieval.memory.planner import ops_for
 from retrieval.memory.question_parts import blank_spans, question_content, speaker_mentions
+from retrieval.memory.time_calendar import OPEN_START
 from retrieval.memory.time_resolver import TimeResolver, normalise
 from retrieval.search.english import ENGLISH_STOP_WORDS
 from retrieval.trends.periods import PERIODS
@@ -120,6 +121,7 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
     resolved = [e for e in expressions if not e.unresolved]
     notes = [f"time phrase not used: {e.text!r}" for e in expressions if e.unresolved
              and not PERIOD_PHRASE.search(e.text) and e.text not in TREND_WORDS]
+    notes += [e.note for e in resolved if e.note]
     intervals = [iv for e in resolved for iv in (e.intervals or [])]
     w_start = min((a for a, _ in intervals), default=None)
     w_end = max((b for _, b in intervals), default=None)
@@ -131,7 +133,7 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
     w_end = as_time(end, tz) if end is not None else w_end
     ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
     if w_start is not None or w_end is not None:
-        lo = (w_start or datetime(1, 1, 2, tzinfo=tz)).isoformat()
+        lo = (w_start or OPEN_START).isoformat()
         hi = (w_end or now + timedelta(microseconds=1)).isoformat()
         ops.append({"op": "between", "column": "timestamp", "ranges": [[lo, hi]]})
     session_exprs = [e for e in resolved if e.session_ids or e.session_positions]

@@ -1,0 +1,191 @@
+"""Reading the timestamps of a log: absolute times only, unless the caller opts in to free-form ones.
+
+``timestamps=`` (every log reader, :func:`~retrieval.data.conversation_log.load_log` and the trend corpus take it):
+
+- ``"strict"`` (the default): ISO 8601 (``2023-05-08T13:56:00``, with or without an offset) or the datasets' own
+  formats (Zyphra's "01:56:04 AM on Monday 08 May, 2023", LoCoMo's "1:56 pm on 8 May, 2023");
+- a ``strptime`` format (any text with a ``%``: ``"%d.%m.%Y %H:%M"``): that format, then the strict ones;
+- ``"lenient"``: also whatever dateparser reads. Relative stamps ("2 hours ago", "yesterday") are then read
+  against the wall clock at the time of reading, not against the log: opt in only for a log known to need it.
+
+In no mode does an ISO-shaped string that is not a valid ISO 8601 time ("2023-13-01", "2023-02-30") become a date
+(dateparser would read "2023-13-01" as 13 January). A local time that does not exist in the reading zone (the hour
+skipped when the clocks go forward) is refused too, and so is one that occurs twice (the hour repeated when they
+go back): a stamp written without an offset in that hour could be either, so it must carry its offset.
+
+Zones: a stamp written with an offset keeps it, unless the reader is given a ``tz`` (then every stamp is
+converted to it); a stamp written without one is read in ``tz``, or, with no ``tz``, in :data:`NAIVE_STAMP_ZONE`
+(UTC, a stand-in: the log does not say). Which zone the calendar of a question then uses is
+:func:`calendar_zone`'s decision.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone, tzinfo
+from zoneinfo import ZoneInfo
+
+ZYPHRA_TIME = "%I:%M:%S %p on %A %d %B, %Y"
+LOCOMO_SESSION_TIMES = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
+DATASET_FORMATS = (ZYPHRA_TIME, *LOCOMO_SESSION_TIMES)
+TIMESTAMP_MODES = ("strict", "lenient")
+# The zone given to a stamp written without one when no tz is given: ZoneInfo("UTC"), one object (ZoneInfo caches
+# by key), told apart from a stamp written "Z" / "+00:00" (datetime.timezone.utc) by calendar_zone.
+NAIVE_STAMP_ZONE = ZoneInfo("UTC")
+# Year-month(-day) at the start: a string that says it is ISO 8601, so is read as ISO 8601 or not at all.
+ISO_SHAPED = re.compile(r"\s*[+-]?\d{4}-\d{1,2}(?:-\d{1,2})?(?![\d/])")
+LENIENT_HINT = "pass timestamps='lenient' to read it with dateparser, against the wall clock"
+
+
+def as_timezone(tz: str | tzinfo | None) -> tzinfo:
+    """A tzinfo from a name ("UTC", "Europe/Paris") or a tzinfo; None means UTC."""
+    if tz is None:
+        return ZoneInfo("UTC")
+    return ZoneInfo(tz) if isinstance(tz, str) else tz
+
+
+def check_mode(timestamps: str) -> str:
+    """``timestamps`` when it is "strict", "lenient" or a strptime format (it has a '%'); else ValueError."""
+    if timestamps in TIMESTAMP_MODES or (isinstance(timestamps, str) and "%" in timestamps):
+        return timestamps
+    raise ValueError(f"timestamps must be 'strict', 'lenient' or a strptime format with '%', got {timestamps!r}")
+
+
+def _strptime(text: str, formats: Iterable[str]) -> datetime | None:
+    for fmt in formats:
+        try:
+            return datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def _dateparser(text: str) -> datetime | None:
+    import dateparser  # slow to import; only for free-form timestamps
+
+    return dateparser.parse(text, languages=["en"], settings={"STRICT_PARSING": True})
+
+
+def read_timestamp(text: object, timestamps: str = "strict") -> datetime | None:
+    """A timestamp's text -> datetime, naive when it was written without a zone; None when ``timestamps`` (see the
+    module) does not read it."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    text = text.strip()
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        if ISO_SHAPED.match(text):
+            return None
+    own = (timestamps,) if "%" in check_mode(timestamps) else ()
+    parsed = _strptime(text, (*own, *DATASET_FORMATS))
+    if parsed is None and timestamps == "lenient":
+        parsed = _dateparser(text)
+    return parsed
+
+
+def wall_time_problem(naive: datetime, tz: tzinfo) -> str | None:
+    """Why the wall time ``naive`` names no one instant in ``tz``: "skipped" (the hour skipped when the clocks go
+    forward) or "repeated" (the hour repeated when they go back); None when it names one."""
+    early, late = naive.replace(tzinfo=tz, fold=0), naive.replace(tzinfo=tz, fold=1)
+    if early.utcoffset() == late.utcoffset():
+        return None
+    back = early.astimezone(timezone.utc).astimezone(tz).replace(tzinfo=None)
+    return "repeated" if back == naive else "skipped"
+
+
+def localise(dt: datetime, tz: tzinfo | None) -> datetime | None:
+    """A read timestamp in the reading zone: a naive one in ``tz`` (:data:`NAIVE_STAMP_ZONE` when None; None when
+    that wall time names no one instant there: :func:`wall_time_problem`), an aware one converted to ``tz``
+    (kept as written when None)."""
+    if dt.tzinfo is None:
+        zone = tz or NAIVE_STAMP_ZONE
+        return None if wall_time_problem(dt, zone) else dt.replace(tzinfo=zone)
+    return dt if tz is None else dt.astimezone(tz)
+
+
+def parse_timestamp(text: object, tz: tzinfo | None, timestamps: str = "strict") -> datetime | None:
+    """A timestamp's text -> tz-aware datetime (:func:`read_timestamp`, then :func:`localise`); None when it cannot
+    be read (:func:`timestamp_problem` says why)."""
+    dt = read_timestamp(text, timestamps)
+    return None if dt is None else localise(dt, tz)
+
+
+def timestamp_problem(text: object, timestamps: str = "strict", tz: tzinfo | None = None) -> tuple[str, str]:
+    """Why :func:`parse_timestamp` gave None for ``text``: (a short category, a sentence for an error message)."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return "missing timestamp", "there is none"
+    if not isinstance(text, str):
+        return "unparseable timestamp", f"a {type(text).__name__} is not a timestamp; write it in ISO 8601"
+    stripped = text.strip()
+    if ISO_SHAPED.match(stripped):
+        try:
+            datetime.fromisoformat(stripped)
+        except ValueError:
+            return "invalid ISO 8601 timestamp", ("it is written as ISO 8601 but is not a valid ISO 8601 time "
+                                                  "(month 1-12, a day the month has, two-digit fields)")
+    dt = read_timestamp(stripped, timestamps)
+    if dt is not None:  # read, so refused by localise: a wall time that is no one instant in the zone
+        zone = tz or NAIVE_STAMP_ZONE
+        if wall_time_problem(dt, zone) == "repeated":
+            return "ambiguous local time", (f"that local time occurs twice in {zone} (the clocks went back); "
+                                            "write its UTC offset")
+        return "nonexistent local time", f"that local time does not exist in {zone} (the clocks went forward)"
+    if timestamps != "lenient" and _dateparser(stripped) is not None:
+        return ("relative or free-form timestamp (timestamps='lenient' reads it)",
+                f"it is not an absolute time in ISO 8601 or the log's own format; {LENIENT_HINT}")
+    return "unparseable timestamp", ("it is not ISO 8601, the log's own format"
+                                     + (" or anything dateparser reads" if timestamps == "lenient" else
+                                        "; give its strptime format as timestamps='%...'"))
+
+
+# ---- the zone of the calendar ----------------------------------------------------------------------------------
+ZONE_SOURCES = {"given": "the time zone given", "log": "the zone the log's timestamps are written in",
+                "now": "the zone of now", "default": "UTC, as neither a zone, the log nor now gave one"}
+
+
+@dataclass(frozen=True)
+class CalendarZone:
+    """The zone whose days, weekdays, hours and months the calendar words of a question mean, and why."""
+
+    zone: tzinfo
+    source: str  # a key of ZONE_SOURCES
+
+    @property
+    def name(self) -> str:
+        return str(self.zone)
+
+    @property
+    def note(self) -> str:
+        return f"calendar days in {self.name} ({ZONE_SOURCES[self.source]})"
+
+
+def written_zone(stamps: Iterable[datetime]) -> tzinfo | None:
+    """The one zone every stamp is written in (by tzinfo; a stamp read in :data:`NAIVE_STAMP_ZONE` carries none);
+    None when they carry several or none."""
+    zones = {s.tzinfo for s in stamps}
+    if len(zones) != 1:
+        return None
+    (zone,) = zones
+    return None if zone is NAIVE_STAMP_ZONE or zone is None else zone
+
+
+def calendar_zone(tz: str | tzinfo | None = None, stamps: Iterable[datetime] = (),
+                  now: datetime | None = None) -> CalendarZone:
+    """The calendar's zone, in this order: an explicit ``tz``, else the one zone the log's ``stamps`` are written
+    in, else the zone of an aware ``now``, else UTC."""
+    if tz is not None:
+        return CalendarZone(as_timezone(tz), "given")
+    zone = written_zone(stamps)
+    if zone is not None:
+        return CalendarZone(zone, "log")
+    if now is not None and now.tzinfo is not None and now.tzinfo is not NAIVE_STAMP_ZONE:
+        return CalendarZone(now.tzinfo, "now")
+    return CalendarZone(NAIVE_STAMP_ZONE, "default")
+
+
+def instant(dt: datetime) -> datetime:
+    """``dt`` in UTC: differences and comparisons of aware datetimes sharing a tzinfo ignore DST otherwise."""
+    return dt.astimezone(timezone.utc)
