@@ -235,3 +235,14 @@ def test_a_now_the_clocks_skip_is_read_as_a_real_time(tmp_path, tiny_encoder):
     plan = memory.ask("What did we discuss today?", now=skipped).plan
     assert plan.ops[0]["value"] == "2024-03-10T03:30:00-04:00"
     assert memory.ask("What did we discuss today?", now=plan.ops[0]["value"]).plan.ops == plan.ops
+
+
+def test_cli_uses_the_logs_own_zone_unless_told(tmp_path, tiny_backbone, capsys):
+    """The command line follows the same zone order: no --tz means the zone the stamps are written in."""
+    path = write(tmp_path, "chat.jsonl", jsonl(MARCH))
+    base = ["ask", "--log", str(path), "--encoder", tiny_backbone, "--cache-dir", "", "--json"]
+    assert main([*base, "What did we discuss on March 18?"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["response_idx"] for r in out["rows"]] == [0, 1, 2] and out["plan"]["zone"] == "UTC+01:00"
+    assert main([*base, "--tz", "UTC", "What did we discuss on March 17?"]) == 0
+    assert [r["response_idx"] for r in json.loads(capsys.readouterr().out)["rows"]] == [0, 1]
