@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test test-all lint clean
+.PHONY: setup demo test test-all lint llm-server clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ test-all: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+
+# llama.cpp's OpenAI-compatible server, for tests/test_llm_server.py (which skips without it) and for serving the
+# packaged GGUF yourself. No binary wheel: pip compiles llama.cpp, about 5 minutes on 2 cores.
+llm-server: setup
+	$(PIP) install "llama-cpp-python[server]"
 
 clean:
 	rm -rf runs .pytest_cache

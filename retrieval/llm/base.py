@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 Message = dict[str, str]
 Chat = list[Message]  # one chat conversation sent to an LLM (not a benchmark's retrieval.data.types.Conversation)
@@ -22,17 +23,28 @@ _ROLES = {"system", "user", "assistant"}
 
 @dataclass(frozen=True)
 class GenerationParams:
-    """What, besides the messages, determines an answer (and so belongs in a cache key)."""
+    """What, besides the messages, determines an answer (and so belongs in a cache key).
+
+    ``response_format`` (optional) constrains the answer's shape where the backend can: ``{"type": "json_object"}``
+    (any JSON object), ``{"type": "json_schema", "json_schema": {"name": ..., "schema": {...}}}``, a server's own
+    form such as llama.cpp's ``{"type": "json_object", "schema": {...}}``, or a bare JSON schema (sent as a
+    ``json_schema``). The OpenAI-compatible backend passes it to the server; the local transformers backends cannot
+    constrain decoding and ignore it, so a prompt still asks for JSON and :func:`~retrieval.llm.parsing.parse_json`
+    still reads the answer.
+    """
 
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
+    response_format: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if self.response_format is not None and not isinstance(self.response_format, Mapping):
+            raise TypeError(f"response_format must be a mapping, got {type(self.response_format).__name__}")
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,8 @@ class GenerationResult:
     full identity (model name and where it is served from), the string cache keys are made of.
     ``text`` is ``""`` whenever ``ok`` is False; ``error`` then says why. ``latency_s`` is the wall time
     spent on this conversation in this call, retries included (for a batched local backend, the
-    batch's time shared equally). ``completion_tokens`` is the number of generated tokens when known.
+    batch's time shared equally); ``attempts`` the requests (or decoding passes) made for it, retries
+    included. ``completion_tokens`` is the number of generated tokens when known.
     """
 
     text: str
@@ -58,24 +71,35 @@ class GenerationResult:
 
 
 class AttemptError(Exception):
-    """One failed attempt at one conversation; ``retryable`` says whether trying again can help."""
+    """One failed attempt at one conversation; ``retryable`` says whether trying again can help.
+
+    ``attempts`` is how many requests the attempt made (more than 1 when a client retried inside it).
+    """
 
     def __init__(
-        self, message: str, *, retryable: bool = True, retry_after_s: float | None = None, latency_s: float = 0.0
+        self,
+        message: str,
+        *,
+        retryable: bool = True,
+        retry_after_s: float | None = None,
+        latency_s: float = 0.0,
+        attempts: int = 1,
     ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after_s = retry_after_s
         self.latency_s = latency_s
+        self.attempts = attempts
 
 
 @dataclass
 class Completion:
-    """What one successful attempt produced."""
+    """What one successful attempt produced (``attempts``: the requests it took, client retries included)."""
 
     text: str
     completion_tokens: int | None = None
     latency_s: float = 0.0
+    attempts: int = 1
 
 
 def validate_conversations(conversations: Sequence[Chat]) -> None:
@@ -121,8 +145,12 @@ class LLMBackend(ABC):
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> list[GenerationResult]:
-        """Answer each conversation; failures come back as results with ``ok=False``, never raised."""
+        """Answer each conversation; failures come back as results with ``ok=False``, never raised.
+
+        ``response_format``: see :class:`GenerationParams` (backends that cannot constrain decoding ignore it).
+        """
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` by this backend's tokenizer; whitespace words when it has none."""
@@ -158,9 +186,10 @@ class RetryingBackend(LLMBackend):
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> list[GenerationResult]:
         validate_conversations(conversations)
-        params = GenerationParams(max_new_tokens, temperature, tuple(stop or ()))
+        params = GenerationParams(max_new_tokens, temperature, tuple(stop or ()), response_format)
         n = len(conversations)
         outcome: list[Completion | AttemptError | None] = [None] * n
         latency = [0.0] * n
@@ -180,7 +209,7 @@ class RetryingBackend(LLMBackend):
             if len(answers) != len(pending):
                 raise RuntimeError(f"{type(self).__name__}._attempt returned {len(answers)} for {len(pending)}")
             for i, answer in zip(pending, answers):
-                attempts[i] += 1
+                attempts[i] += answer.attempts
                 if isinstance(answer, Completion):
                     answer.text = truncate_at_stop(answer.text, params.stop)
                 latency[i] += answer.latency_s

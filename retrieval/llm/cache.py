@@ -12,8 +12,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from retrieval.llm.base import (
     DEFAULT_MAX_NEW_TOKENS,
@@ -37,18 +38,18 @@ CREATE TABLE IF NOT EXISTS generations (
 
 
 def cache_key(identity: str, conversation: Chat, params: GenerationParams) -> str:
-    """Hex SHA-256 of everything that determines the answer."""
-    blob = json.dumps(
-        {
-            "model": identity,
-            "messages": conversation,
-            "max_new_tokens": params.max_new_tokens,
-            "temperature": params.temperature,
-            "stop": list(params.stop),
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-    )
+    """Hex SHA-256 of everything that determines the answer (``response_format`` only when set, so the keys
+    of calls without one are those earlier versions wrote)."""
+    fields = {
+        "model": identity,
+        "messages": conversation,
+        "max_new_tokens": params.max_new_tokens,
+        "temperature": params.temperature,
+        "stop": list(params.stop),
+    }
+    if params.response_format is not None:
+        fields["response_format"] = dict(params.response_format)
+    blob = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -96,15 +97,22 @@ class CachedBackend(LLMBackend):
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> list[GenerationResult]:
         validate_conversations(conversations)
-        params = GenerationParams(max_new_tokens, temperature, tuple(stop or ()))
+        params = GenerationParams(max_new_tokens, temperature, tuple(stop or ()), response_format)
         keys = [cache_key(self.identity, c, params) for c in conversations]
         results: list[GenerationResult | None] = [self._lookup(k) for k in keys]
         misses = [i for i, r in enumerate(results) if r is None]
         if misses:
+            # response_format goes on only when set, so a backend written before it existed still works here
+            extra = {"response_format": response_format} if response_format is not None else {}
             fresh = self.backend.generate(
-                [conversations[i] for i in misses], max_new_tokens=max_new_tokens, temperature=temperature, stop=stop
+                [conversations[i] for i in misses],
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                stop=stop,
+                **extra,
             )
             for i, result in zip(misses, fresh):
                 results[i] = result

@@ -5,8 +5,10 @@ Spec forms (a YAML mapping or a string):
 - ``"smollm2"`` or ``{"backend": "smollm2"}``: the offline default (SmolLM2-135M-Instruct on transformers).
 - ``"transformers:PATH"`` or ``{"backend": "transformers", "model": PATH, "gguf_file": NAME}``: any local
   causal LM folder, hub name, or ``.gguf`` file.
-- ``"openai:MODEL"`` or ``{"backend": "openai", "model": M, "base_url": URL, "api_key": KEY, "timeout_s": 60}``:
-  an OpenAI-compatible server; unset fields come from ``OPENAI_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``.
+- ``"openai:MODEL"`` or ``{"backend": "openai", "model": M, "base_url": URL, "api_key_env": VAR, "timeout_s": 60,
+  "max_attempts": 4, "max_concurrency": 4, "extra_body": {...}}``: an OpenAI-compatible server (hosted, vLLM, Ollama,
+  llama.cpp) through the official ``openai`` client; unset fields come from ``OPENAI_MODEL``, ``OPENAI_BASE_URL``,
+  ``OPENAI_API_KEY`` (``api_key_env`` names another variable to read the key from; ``api_key`` gives it inline).
 
 Any spec may add ``"cache": PATH`` to wrap the backend in a sqlite :class:`CachedBackend`. On the command line
 (``--llm``) a spec is one of the strings, a JSON mapping, or ``none`` (no LLM); :func:`llm_spec` reads every form.

@@ -1,32 +1,73 @@
-"""OpenAI-compatible chat completions over HTTP: hosted APIs, vLLM, Ollama, llama.cpp's server.
+"""OpenAI-compatible chat completions through the official ``openai`` client: hosted APIs, vLLM, Ollama,
+llama.cpp's server, anything that answers ``POST {base_url}/chat/completions``.
 
-Standard library only (``urllib``), so talking to a server adds no dependency. The conversations of a
-batch go out as concurrent requests (``max_concurrency``); each one is retried on timeouts, connection
-errors, 408/409/429 and 5xx, with exponential backoff (or the server's ``Retry-After``).
+Retries are the client's, and only the client's: a timeout, a connection error, 408/409/429 or a 5xx is retried
+up to ``max_attempts - 1`` times, with jittered exponential backoff or after the wait the server asks for
+(``retry-after-ms``, or ``Retry-After`` in seconds or as an HTTP date; a server's ``x-should-retry`` is obeyed).
+What still fails comes back from the client as a typed error (``APITimeoutError``, ``APIConnectionError``,
+``RateLimitError``, ``BadRequestError``, ... ``APIStatusError``), which becomes that conversation's recorded failure
+(``ok=False`` with the reason) and is not retried again here. The retry loop of :class:`RetryingBackend` asks
+again only for an empty answer, which no HTTP client can see as a failure. The conversations of a batch go out as
+concurrent requests (``max_concurrency``), each on its own, so one failure never costs the others their answers.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from retrieval.llm.base import AttemptError, Chat, Completion, GenerationParams, RetryingBackend
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_RETRYABLE_STATUS = {408, 409, 429}
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+# Local servers (llama.cpp, vLLM, Ollama) take no key, but the client insists on one; a hosted API answers 401.
+NO_KEY = "no-key"
+_FORMAT_TYPES = {"text", "json_object", "json_schema"}
+
+
+def _openai():
+    try:
+        import openai
+    except ModuleNotFoundError as e:  # a dependency of the package; missing only in a hand-made environment
+        raise ModuleNotFoundError("the OpenAI-compatible backend needs the openai client: pip install openai") from e
+    return openai
+
+
+def resolve_api_key(api_key: str | None = None, api_key_env: str | None = None) -> str:
+    """``api_key`` itself; else the variable ``api_key_env`` names (which must be set); else ``$OPENAI_API_KEY``;
+    else a placeholder, which servers without authentication ignore."""
+    if api_key:
+        return api_key
+    if api_key_env:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise ValueError(f"api_key_env={api_key_env!r}, but the environment variable {api_key_env} is not set")
+        return key
+    return os.environ.get(DEFAULT_API_KEY_ENV) or NO_KEY
+
+
+def response_format_payload(response_format: Mapping[str, Any]) -> dict:
+    """The ``response_format`` a request carries: a mapping whose ``type`` is ``text``, ``json_object`` or
+    ``json_schema`` goes as it is (so does a server's own extension of one, like llama.cpp's
+    ``{"type": "json_object", "schema": ...}``); anything else is taken for a bare JSON schema and wrapped as
+    ``{"type": "json_schema", "json_schema": {"name": "response", "schema": ...}}``."""
+    fmt = dict(response_format)
+    if fmt.get("type") in _FORMAT_TYPES:
+        return fmt
+    return {"type": "json_schema", "json_schema": {"name": "response", "schema": fmt}}
 
 
 class OpenAIChatBackend(RetryingBackend):
-    """``POST {base_url}/chat/completions`` for each conversation.
+    """One chat completion request per conversation, through an ``openai.OpenAI`` client.
 
-    ``base_url``, ``api_key`` and ``model`` default to the environment variables ``OPENAI_BASE_URL``,
-    ``OPENAI_API_KEY`` and ``OPENAI_MODEL`` (read here, when the backend is made). Local servers
-    usually need no key; the model name is whatever the server was started with.
+    ``model`` and ``base_url`` default to ``OPENAI_MODEL`` and ``OPENAI_BASE_URL`` (read when the backend is made);
+    the key is ``api_key``, else the environment variable named by ``api_key_env``, else ``OPENAI_API_KEY``, else
+    a placeholder for servers that need none. ``timeout_s`` bounds each request; ``max_attempts`` counts the
+    first request and the client's retries. ``backoff_s``/``max_backoff_s`` pace re-asking after an empty answer.
+    ``extra_body`` is merged into every request's JSON (server-specific fields such as ``top_k``).
     """
 
     name = "openai"
@@ -37,6 +78,7 @@ class OpenAIChatBackend(RetryingBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         timeout_s: float = 60.0,
         max_attempts: int = 4,
         backoff_s: float = 1.0,
@@ -50,84 +92,115 @@ class OpenAIChatBackend(RetryingBackend):
             raise ValueError("OpenAIChatBackend needs a model name: pass model=... or set OPENAI_MODEL")
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
-        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout_s = timeout_s
         self.max_concurrency = max(1, max_concurrency)
         self.extra_body = dict(extra_body or {})
+        self._openai = _openai()
+        self.client = self._openai.OpenAI(
+            base_url=self.base_url,
+            api_key=resolve_api_key(api_key, api_key_env),
+            timeout=timeout_s,
+            max_retries=max_attempts - 1,
+        )
 
     @property
     def identity(self) -> str:
-        return f"openai:{self.model}@{self.base_url}"
+        return f"openai:{self.model}@{self.base_url}"  # as before the openai client: old caches stay valid
 
     def __repr__(self) -> str:
         return f"OpenAIChatBackend(model={self.model!r}, url={self.url!r})"
 
-    def _attempt(
-        self, conversations: Sequence[Chat], params: GenerationParams
-    ) -> list[Completion | AttemptError]:
+    def close(self) -> None:
+        self.client.close()
+
+    def _attempt(self, conversations: Sequence[Chat], params: GenerationParams) -> list[Completion | AttemptError]:
         if len(conversations) == 1 or self.max_concurrency == 1:
             return [self._request(c, params) for c in conversations]
         with ThreadPoolExecutor(min(self.max_concurrency, len(conversations))) as pool:
             return list(pool.map(lambda c: self._request(c, params), conversations))
 
-    def _payload(self, conversation: Chat, params: GenerationParams) -> dict:
-        payload = {
+    def _arguments(self, conversation: Chat, params: GenerationParams) -> dict:
+        arguments: dict[str, Any] = {
             "model": self.model,
             "messages": conversation,
             "max_tokens": params.max_new_tokens,
             "temperature": params.temperature,
-            **self.extra_body,
         }
         if params.stop:
-            payload["stop"] = list(params.stop)
-        return payload
+            arguments["stop"] = list(params.stop)
+        if params.response_format is not None:
+            arguments["response_format"] = response_format_payload(params.response_format)
+        if self.extra_body:
+            arguments["extra_body"] = self.extra_body
+        return arguments
 
     def _request(self, conversation: Chat, params: GenerationParams) -> Completion | AttemptError:
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        body = json.dumps(self._payload(conversation, params)).encode()
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         start = time.perf_counter()
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")[:300]
-            retryable = exc.code in _RETRYABLE_STATUS or exc.code >= 500
+            raw = self.client.chat.completions.with_raw_response.create(**self._arguments(conversation, params))
+        except self._openai.APIError as exc:
             return AttemptError(
-                f"POST {self.url} -> HTTP {exc.code} {exc.reason}: {detail}",
-                retryable=retryable,
-                retry_after_s=_retry_after(exc.headers.get("Retry-After")),
+                self._describe(exc),
+                retryable=False,  # the client has retried what was worth retrying
+                latency_s=time.perf_counter() - start,
+                attempts=_requests_made(exc.request),
+            )
+        except Exception as exc:  # anything else in the client: this conversation's failure, not the batch's
+            return AttemptError(
+                f"POST {self.url} failed: {type(exc).__name__}: {exc}",
+                retryable=False,
                 latency_s=time.perf_counter() - start,
             )
-        except TimeoutError as exc:
-            return AttemptError(
-                f"POST {self.url} timed out after {self.timeout_s:g}s ({exc})", latency_s=time.perf_counter() - start
-            )
-        except urllib.error.URLError as exc:
-            timed_out = isinstance(exc.reason, TimeoutError)
-            what = f"timed out after {self.timeout_s:g}s" if timed_out else f"failed: {exc.reason}"
-            return AttemptError(f"POST {self.url} {what}", latency_s=time.perf_counter() - start)
-        except OSError as exc:  # connection reset mid-response and the like
-            return AttemptError(f"POST {self.url} failed: {exc}", latency_s=time.perf_counter() - start)
         latency = time.perf_counter() - start
+        attempts = int(getattr(raw, "retries_taken", 0) or 0) + 1
         try:
-            data = json.loads(raw)
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            completion = raw.parse()
+            text = completion.choices[0].message.content or ""
+        except Exception:  # a 200 whose body is no chat completion (a proxy's page, another API)
             return AttemptError(
-                f"POST {self.url} returned no chat completion: {raw[:300].decode('utf-8', 'replace')!r}",
+                f"POST {self.url} returned no chat completion: {raw.text[:300]!r}",
+                retryable=False,
                 latency_s=latency,
+                attempts=attempts,
             )
-        usage = data.get("usage") or {}
-        return Completion(text=text, completion_tokens=usage.get("completion_tokens"), latency_s=latency)
+        usage = getattr(completion, "usage", None)
+        return Completion(
+            text=text,
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            latency_s=latency,
+            attempts=attempts,
+        )
+
+    def _describe(self, exc: Exception) -> str:
+        """The recorded reason for a typed client error: the URL, what happened, the server's own message."""
+        errors = self._openai
+        if isinstance(exc, errors.APITimeoutError):
+            return f"POST {self.url} timed out after {self.timeout_s:g}s"
+        if isinstance(exc, errors.APIConnectionError):
+            cause = exc.__cause__
+            return f"POST {self.url} failed: {exc.message}" + (f" ({type(cause).__name__}: {cause})" if cause else "")
+        if isinstance(exc, errors.APIStatusError):
+            reason = getattr(exc.response, "reason_phrase", "") or ""
+            return f"POST {self.url} -> HTTP {exc.status_code} {reason} ({type(exc).__name__}): {_detail(exc)}"
+        return f"POST {self.url} failed: {type(exc).__name__}: {exc}"
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header in its delta-seconds form (the HTTP-date form is ignored)."""
+def _detail(exc) -> str:
+    """The server's error message when its body has one (``{"error": {"message": ...}}``), else the body's start."""
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, Mapping) else None
+    message = error.get("message") if isinstance(error, Mapping) else None
+    if isinstance(message, str) and message:
+        return message[:300]
     try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
+        return exc.response.text[:300]
+    except Exception:  # a streamed body that was closed unread
+        return str(body)[:300]
+
+
+def _requests_made(request) -> int:
+    """Requests the client sent for one call: its last request carries ``x-stainless-retry-count``."""
+    try:
+        return int(request.headers.get("x-stainless-retry-count", 0)) + 1
+    except (AttributeError, TypeError, ValueError):
+        return 1
