@@ -29,7 +29,7 @@ from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
-from retrieval.data.paths import LOCOMO_FILE
+from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_memory import TemporalMemory
@@ -110,7 +110,7 @@ class LocomoTemporalArguments:
 
     locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON (locomo_open.json)", aliases=["--data"])
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/temporal", "embedding cache ('' for none)")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
     samples: list[str] | None = option(None, "sample ids to evaluate (default: all)")
     ks: list[int] = option([1, 5, 10, 20], "k of recall@k")
     merge: list[str] | None = option(None, "print (and --output) one report merged from reports of runs over disjoint "

@@ -2,7 +2,7 @@
 
     python -m eval.response --dtr runs/dtr --tracker runs/state_tracker [--llm smollm2]
         [--split test] [--max-conversations N] [--output runs/eval_response.json]
-        [--predictions runs/eval_response.jsonl] [--cache runs/cache/generations.sqlite]
+        [--predictions runs/eval_response.jsonl] [--cache $CTBLS_CACHE_DIR/generations.sqlite]
     ctbls-eval-response ...        # the same, as a console script
 
 Every turn of every OTT-QA conversation of the split is answered by the LLM in these settings:
@@ -48,6 +48,7 @@ from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.paths import default_cache_dir
 from retrieval.data.types import Conversation, Table
 from retrieval.llm import GenerationResult, LLMBackend, load_backend
 from retrieval.search.bm25 import BM25Retriever
@@ -227,7 +228,8 @@ class ResponseEvalArguments:
     dtr: str = option(help="Dense Table Retriever checkpoint folder")
     tracker: str = option(help="cell state tracker checkpoint folder")
     llm: str | dict = option("smollm2", "LLM spec: 'smollm2', 'openai:MODEL', or a JSON mapping")
-    cache: str = option("runs/cache/generations.sqlite", "sqlite generation cache ('' for none)")
+    cache: str = option(help="sqlite generation cache ('' for none)",
+        default_factory=lambda: default_cache_dir("generations.sqlite"))
     tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
     questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
     passages: str = option(str(DATA / "passages_dev.jsonl"), "linked page intros ('' for none)")
@@ -239,7 +241,7 @@ class ResponseEvalArguments:
     temperature: float = option(0.0, "0 = greedy, deterministic")
     knowledge_budget: int = option(DEFAULT_KNOWLEDGE_BUDGET, "tokens of knowledge")
     system_prompt: str = option(RESPONSE_SYSTEM_PROMPT, "the LLM's system prompt")
-    cache_dir: str = option("runs/cache", "table and cell embedding cache ('' to disable)")
+    cache_dir: str = option(help="table and cell embedding cache ('' to disable)", default_factory=default_cache_dir)
     batch_size: int = option(64, "encoder batch size")
     chunk: int = option(16, "prompts per LLM call (progress and cache granularity)")
     output: str | None = option(None, "JSON file for the results")

@@ -23,6 +23,7 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.paths import default_cache_dir
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.fusion import reciprocal_rank_fusion
 from retrieval.search.metrics import ranking_metrics
@@ -103,7 +104,7 @@ class RetrievalEvalArguments:
     questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
     split: str = option("test", "the split's conversations", choices=SPLITS)
     baseline: str = option("packaged:minilm", "the untuned encoder")
-    cache_dir: str = option("runs/cache", "document embedding cache ('' to disable)")
+    cache_dir: str = option(help="document embedding cache ('' to disable)", default_factory=default_cache_dir)
     batch_size: int = option(64, "encoder batch size")
     bf16: bool = option(False, "encode under bf16 autocast (faster on CPUs with BF16)")
     output: str | None = option(None, "JSON file for the results")

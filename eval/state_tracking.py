@@ -38,6 +38,7 @@ from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.hybridialogue import load_hybridialogue
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.paths import default_cache_dir
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.cached_index import cached_index
 from retrieval.search.fusion import reciprocal_rank_fusion
@@ -196,7 +197,7 @@ class StateTrackingEvalArguments:
     hybridialogue: str | None = option(None, "a HybriDialogue experimental_data.json: rank its own candidates")
     split: str = option("test", "the split's conversations", choices=("train", "val", "test", "all"))
     baseline: str = option("packaged:minilm", "the untuned encoder")
-    cache_dir: str = option("runs/cache", "cell and table embedding cache ('' to disable)")
+    cache_dir: str = option(help="cell and table embedding cache ('' to disable)", default_factory=default_cache_dir)
     batch_size: int = option(64, "encoder batch size")
     history_turns: int | str | None = option("saved", "earlier turns in the anchor: 'saved' (the checkpoint's "
         "setting), 'all' or N (an ablation)", parse=_history_turns, metavar="saved|all|N")

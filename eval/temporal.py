@@ -38,7 +38,7 @@ from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import DataError
-from retrieval.data.paths import ZYPHRA_DIR
+from retrieval.data.paths import ZYPHRA_DIR, default_cache_dir
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
@@ -58,7 +58,8 @@ class TemporalEvalConfig:
     data_dir: str = option(str(ZYPHRA_DIR), "a folder in Zyphra's layout (ConversationData/, TestData/)")
     logs: list[str] | None = option(None, "log ids to evaluate (default: all in the folder)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str | None = option("runs/cache/temporal", "document embeddings, keyed by encoder identity and texts")
+    cache_dir: str | None = option(help="document embeddings, keyed by encoder identity and texts",
+        default_factory=lambda: default_cache_dir("temporal"))
     content_k: int = option(PlannerConfig.content_k, "at most this many rows when a question names content "
         "(time+content)")
     content_margin: float | None = option(PlannerConfig.content_margin, "time+content: keep rows within this many "

@@ -40,7 +40,7 @@ from eval.planted_topics import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, plant_t
 from eval.report import run_cli
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
-from retrieval.data.paths import DATA_DIR
+from retrieval.data.paths import DATA_DIR, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.search.cached_index import cached_index
 from retrieval.trends.analysis import PERIOD_COLUMN, enumerate_periods, topic_scores
@@ -253,7 +253,7 @@ class TrendsEvalArguments:
     llm_topics: int = option(0, "topics of the first log to confirm with the LLM")
     llm_per_stratum: int = option(4, "LLM calls per score stratum")
     encoder: str | None = option(None, "dual encoder checkpoint or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/trends", "embedding cache folder")
+    cache_dir: str = option(help="embedding cache folder", default_factory=lambda: default_cache_dir("trends"))
     seed: int = option(0, "seed of the planting and the samples")
     output: str | None = option(None, "write the results as JSON here")
     export_docs: str | None = option(None, "also write the first log, planted, as a CSV of documents (a demo input "

@@ -46,14 +46,19 @@ class ConfigError(ValueError):
     """A config file is missing, not YAML, or has an unknown key or a value of the wrong type."""
 
 
-def option(default: typing.Any = dataclasses.MISSING, help: str = "", **metadata) -> typing.Any:
+def option(default: typing.Any = dataclasses.MISSING, help: str = "", *,
+           default_factory: Callable[[], typing.Any] | None = None, **metadata) -> typing.Any:
     """A setting of a command: a dataclass field whose metadata says how it is a flag.
 
     ``option(64, "encoder batch size")``, ``option("hybrid", "content ranking", choices=RANKERS)``,
     ``option(None, "DTR folder", aliases=["--checkpoint"])``, ``option(help="the question", positional=True)``
-    (no default: required). A list or mapping default is copied for each instance.
+    (no default: required). A list or mapping default is copied for each instance. ``default_factory``
+    computes the default each time the settings are made, for a default read from the environment
+    (``option(help="embedding cache", default_factory=default_cache_dir)``).
     """
     meta = {"help": help, **metadata}
+    if default_factory is not None:
+        return dataclasses.field(default_factory=default_factory, metadata=meta)
     if isinstance(default, list | dict | set):
         return dataclasses.field(default_factory=lambda: copy.copy(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)

@@ -34,6 +34,7 @@ from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns  # no
 from retrieval.data.jsonio import run_cli  # noqa: E402
 from retrieval.data.ottqa import load_passages, load_questions, load_tables  # noqa: E402
 from retrieval.data.ottqa_conversations import build_conversations  # noqa: E402
+from retrieval.data.paths import default_cache_dir  # noqa: E402
 from retrieval.data.synthetic import pseudo_cell_queries  # noqa: E402
 from retrieval.data.types import Conversation, Turn  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
@@ -67,7 +68,7 @@ class StateTrackerArguments(TrainingArguments):
     val_max_tables: int | None = option(None, "cap on val tables (quick runs)")
     synthetic_per_table: int = option(0, "self-supervised (pseudo-query, cell) turns per train-split table, added to "
         "the real turns")
-    cache_dir: str | None = option("runs/cache", "cell embedding cache for mining")
+    cache_dir: str | None = option(help="cell embedding cache for mining", default_factory=default_cache_dir)
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:

@@ -26,6 +26,7 @@ from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, Answer, CTBLSPipeli
 from retrieval.ctbls.state_tracker import History
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
 from retrieval.data.ottqa_conversations import build_conversations, table_split
+from retrieval.data.paths import default_cache_dir
 from retrieval.llm.factory import llm_spec, load_backend
 
 
@@ -129,7 +130,8 @@ class ChatArguments:
     dtr: str = option(help="Dense Table Retriever checkpoint folder")
     tracker: str = option(help="cell state tracker checkpoint folder")
     llm: str | dict = option("smollm2", "'smollm2', 'openai:MODEL', a JSON mapping, or 'none' (the top cell's value)")
-    cache: str = option("runs/cache/generations.sqlite", "sqlite generation cache ('' for none)")
+    cache: str = option(help="sqlite generation cache ('' for none)",
+        default_factory=lambda: default_cache_dir("generations.sqlite"))
     tables: str = option(str(DEFAULT_DATA_DIR / "tables.jsonl"), "OTT-QA tables.jsonl")
     passages: str = option(str(DEFAULT_DATA_DIR / "passages_dev.jsonl"), "linked page intros ('' for none)")
     questions: str = option(str(DEFAULT_DATA_DIR / "questions_dev.json"), "OTT-QA questions, for --show-turns")
@@ -137,7 +139,7 @@ class ChatArguments:
     table_retrieval: str = option("dtr", "how the table is found", choices=("dtr", "bm25"))
     k: int = option(3, "cells given to the LLM")
     max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "answer length limit, tokens")
-    cache_dir: str = option("runs/cache", "embedding cache ('' to disable)")
+    cache_dir: str = option(help="embedding cache ('' to disable)", default_factory=default_cache_dir)
     history: str | None = option(None, "JSON file of earlier turns")
     table: str | None = option(None, "pin this table (uid) instead of retrieving one")
     once: str | None = option(None, "answer one query and print the answer as JSON", metavar="QUERY")

@@ -25,6 +25,7 @@ import pandas as pd
 
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import load_log, parse_timestamp
+from retrieval.data.paths import default_cache_dir
 from retrieval.data.types import ContextTurn
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
@@ -190,7 +191,7 @@ class AskArguments:
     planner: str = option("rule", "who plans the table operations", choices=("rule", "llm"))
     llm: str | dict = option("smollm2", "LLM spec for --planner llm / --rewrite llm")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/temporal", "embedding cache ('' for none)")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
     content_k: int = option(PlannerConfig.content_k, "rows kept when content is named")
     content_margin: float | None = option(PlannerConfig.content_margin, "keep ranked rows within this many fusion "
         "votes of the best ('none': all content-k)", parse=parse_margin)

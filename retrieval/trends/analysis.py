@@ -33,6 +33,7 @@ import pandas as pd
 
 from retrieval.config import option, parse_command, write_config
 from retrieval.data.jsonio import DataError, iter_jsonl
+from retrieval.data.paths import default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
 from retrieval.trends.corpus import Corpus, load_corpus
@@ -239,8 +240,9 @@ class TrendAskArguments(TrendConfig):
     tz: str = option("UTC", "time zone of naive timestamps")
     llm: str | dict = option("smollm2", "LLM spec for the report and confirmation, or 'none' (extractive report)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/trends", "embedding cache ('' for none)")
-    output_dir: str = option(help="output folder: trend.json, volume.png, report.md, config.yaml", aliases=["--out"])
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("trends"))
+    output_dir: str = option(help="output folder: trend.json, volume.png, report.md, config.yaml (replaced "
+        "whole; a folder holding other files is refused)", aliases=["--out"])
 
     def trend_config(self) -> TrendConfig:
         return TrendConfig(**{f.name: getattr(self, f.name) for f in fields(TrendConfig)})
