@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections import defaultdict
@@ -26,6 +25,7 @@ import numpy as np
 
 from eval.report import read_reports, require_disjoint
 from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
@@ -136,8 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, row in report["results"].items():
         print(f"{name:<18}" + "".join(f"{row[f'recall@{k}']:>12.2f}" for k in args.ks))
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(report, indent=2))
+        write_json(args.output, report, indent=2)
         write_config(args)
     return 0
 

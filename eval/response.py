@@ -41,6 +41,7 @@ import numpy as np
 from rouge_score import rouge_scorer
 
 from eval.report import run_cli, write_json
+from retrieval.atomic import write_text
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, response_messages
 from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
@@ -272,8 +273,7 @@ def main(argv: list[str] | None = None) -> dict:
     print_results(results)
     write_json(a.output, results)
     if a.predictions:
-        Path(a.predictions).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.predictions).write_text("".join(json.dumps(r) + "\n" for r in records))
+        write_text(a.predictions, "".join(json.dumps(r) + "\n" for r in records))
     write_config(a)
     return results
 

@@ -29,12 +29,12 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
 from eval.report import read_reports, require_disjoint
 from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import DataError
@@ -295,8 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report["llm"]:
         print(f"\nLLM sample: {report['llm']}")
     if config.output:
-        Path(config.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(config.output).write_text(json.dumps(report, indent=2))
+        write_json(config.output, report, indent=2)
         print(f"\nwrote {config.output} and {write_config(config)}")
     return 0
 

@@ -25,7 +25,6 @@ absolute error, Pearson and Spearman correlation of the two series, for
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 import time
@@ -38,6 +37,7 @@ import pandas as pd
 
 from eval.planted_topics import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, plant_topics
 from eval.report import run_cli
+from retrieval.atomic import save_with, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.paths import DATA_DIR, default_cache_dir
@@ -75,8 +75,7 @@ def export_documents(table: ConversationTable, truth: dict[int, str], path: str 
     out = pd.DataFrame({"id": frame["response_idx"], "text": frame["text"],
                         "timestamp": frame["timestamp"].map(lambda t: t.isoformat()), "source": frame["speaker"],
                         "session": frame["session"], "truth": [truth.get(i, "") for i in frame.index]})
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(path, index=False)
+    save_with(lambda partial: out.to_csv(partial, index=False), path)
 
 
 # ---- metrics --------------------------------------------------------------------------------------------------
@@ -319,8 +318,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
               "reference_thresholds": reference, "summary": summary,
               "logs": logs, "llm": llm_runs, "rows": rows}
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(result, indent=2, default=str))
+        write_json(args.output, result, indent=2, default=str)
         write_config(args)
     return result
 

@@ -92,9 +92,15 @@ class DualEncoder(nn.Module):
         return cls(AutoModel.from_pretrained(q), AutoTokenizer.from_pretrained(q), config, AutoModel.from_pretrained(d))
 
     def save_pretrained(self, path: str | Path) -> None:
-        """Write weights (safetensors), tokenizer, sentence-transformers files and the config."""
+        """Write weights (safetensors), tokenizer, sentence-transformers files and the config.
+
+        The config goes first and comes back last, so a save over an older model that is stopped midway
+        leaves a folder that refuses to load (no ``dual_encoder.json``), never new weights under old settings.
+        (Training writes whole folders: see ``train/checkpoints.py``.)
+        """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
+        (path / CONFIG_NAME).unlink(missing_ok=True)
         if self.config.shared:
             self._save_tower(self.query_model, path, self.config.max_document_length)
         else:

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+from retrieval.atomic import write_text
+
 NONE_WORDS = ("none", "null")
 TRUE_WORDS = ("true", "yes", "1")
 FALSE_WORDS = ("false", "no", "0")
@@ -372,11 +374,8 @@ def _plain(value: object) -> object:
 
 
 def save_config(config: object, path: str | Path) -> Path:
-    """``config`` (a dataclass) as YAML at ``path``, in field order."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(_plain(dataclasses.asdict(config)), sort_keys=False, allow_unicode=True))
-    return path
+    """``config`` (a dataclass) as YAML at ``path``, in field order (whole or not at all)."""
+    return write_text(path, yaml.safe_dump(_plain(dataclasses.asdict(config)), sort_keys=False, allow_unicode=True))
 
 
 def config_path(config: object) -> Path | None:

@@ -16,7 +16,6 @@ Validation: MRR@10 of the val split's turns over their own (gold) table's cells.
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ import torch  # noqa: E402
 
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss, triplet_margin_loss  # noqa: E402
+from retrieval.atomic import write_json  # noqa: E402
 from retrieval.config import option, parse_config  # noqa: E402
 from retrieval.ctbls.cell_text import ROW_CONTEXTS, CellTextSettings  # noqa: E402
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
@@ -131,9 +131,7 @@ def main(argv: list[str] | None = None) -> dict:
     examples = cap(examples, args.max_train_examples, args.seed)
     accelerator.print(f"{len(examples)} training triplets; {dict(counts)}")
     if accelerator.is_main_process:
-        Path(args.output_dir).mkdir(parents=True, exist_ok=True)
-        Path(args.output_dir, "training_data.json").write_text(json.dumps(
-            {"examples": len(examples), **counts}, indent=2))
+        write_json(Path(args.output_dir, "training_data.json"), {"examples": len(examples), **counts}, indent=2)
 
     contrastive = InBatchContrastiveLoss(args.temperature, False, args.gather_across_processes)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from retrieval.config import option, parse_command, write_config
+from retrieval.config import option, parse_command
 from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.data.paths import default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
@@ -253,10 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                             prog="python -m retrieval.trends.analysis", description=__doc__.split("\n")[0])
 
     from models.dual_encoder import load_encoder
-    from retrieval.trends.report import write_trend_outputs
+    from retrieval.trends.report import check_output_dir, write_trend_outputs
 
     config = args.trend_config()
     try:
+        check_output_dir(args.output_dir)  # before the work: the report will replace this folder whole
         corpus = load_corpus(args.docs, load_encoder(args.encoder), args.format, args.tz, args.sample,
                              args.cache_dir or None)
     except (DataError, ValueError) as e:
@@ -276,8 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    paths = write_trend_outputs(result, args.output_dir, backend=backend, config=config)
-    paths["config"] = write_config(args)
+    paths = write_trend_outputs(result, args.output_dir, backend=backend, config=config, settings=args)
     print(f"topic: {result.topic!r}  period: {result.period}  window: {result.start} .. {result.end}")
     print(f"threshold: {result.threshold.value:.3f} ({result.threshold.method})  "
           f"documents: {result.n_window} in the window, {len(result.skipped)} skipped (no usable timestamp)")
