@@ -27,7 +27,7 @@ from eval.report import read_reports, require_disjoint
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.jsonio import DataError
+from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.ks = [int(k.split("@")[1]) for k in next(iter(report["results"].values()))]
         else:
             report = evaluate(args.locomo, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
-    except DataError as e:
+    except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"LoCoMo category-2 questions: {report['n_questions']} "

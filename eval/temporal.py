@@ -37,7 +37,7 @@ from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
-from retrieval.data.jsonio import DataError
+from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.paths import ZYPHRA_DIR, default_cache_dir
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
@@ -287,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         report = (merge_reports(read_reports(config.merge, ("logs", "results", "n_questions", "latency_seconds")))
                   if config.merge else evaluate(config))
-    except (DataError, FileNotFoundError, KeyError) as e:
+    except (*INPUT_ERRORS, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     report["command"] = "python -m eval.temporal " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             prog="python -m retrieval.memory.temporal_memory", description=__doc__.split("\n")[0])
 
     from models.dual_encoder import load_encoder
-    from retrieval.data.jsonio import DataError
+    from retrieval.data.jsonio import INPUT_ERRORS
 
     rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))
     backend = None
@@ -217,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           sample=args.sample, cache_dir=args.cache_dir or None, planner=rule,
                                           rewrite=args.rewrite, ranker=args.ranker,
                                           llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
-    except DataError as e:
+    except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.planner == "llm":
