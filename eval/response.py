@@ -35,7 +35,6 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from rouge_score import rouge_scorer
@@ -48,7 +47,7 @@ from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PR
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
-from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
 from retrieval.data.paths import default_cache_dir
 from retrieval.data.types import Conversation, Table
 from retrieval.llm import GenerationResult, LLMBackend, load_backend
@@ -233,7 +232,8 @@ class ResponseEvalArguments:
         default_factory=lambda: default_cache_dir("generations.sqlite"))
     tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
     questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
-    passages: str = option(str(DATA / "passages_dev.jsonl"), "linked page intros ('' for none)")
+    passages: str = option(str(DATA / "passages_dev.jsonl"),
+        "linked page intros ('' for none; a missing file is an error)")
     split: str = option("test", "the split's conversations", choices=("train", "val", "test", "all"))
     pool: str = option("split", "tables BM25 and the DTR search: the split's conversations' tables, or all of --tables",
         choices=("all", "split"))
@@ -254,10 +254,12 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     tables = load_tables(a.tables)
-    passages = load_passages(a.passages) if a.passages and Path(a.passages).is_file() else {}
+    passages = load_passages(a.passages) if a.passages else {}
     report = BenchmarkReport()
     split = None if a.split == "all" else a.split
-    conversations = build_conversations(load_questions(a.questions), tables, split, report)
+    questions = load_questions(a.questions)
+    conversations = require_conversations(build_conversations(questions, tables, split, report), questions, split,
+                                          a.questions, a.tables)
     in_split = sorted({c.table_id for c in conversations})
     if a.max_conversations is not None:
         conversations = conversations[:a.max_conversations]

@@ -229,9 +229,17 @@ def merge_reports(reports: list[dict]) -> dict:
             "latency_seconds": samples, "llm": [r["llm"] for r in reports if r.get("llm")] or None}
 
 
+KINDS = ("time", "time+content", "ambiguous")
+
+
 def print_report(summary: dict, latency: dict) -> None:
-    kinds = ["time", "time+content", "ambiguous"]
-    for kind in kinds:
+    """A table per kind of question the run scored, then the latencies; the kinds it had none of are named
+    (a user's own question files may hold only some kinds)."""
+    absent = [kind for kind in KINDS if not any(kind in summary[m] for m in summary)]
+    if absent:
+        sections = "that section is" if len(absent) == 1 else "those sections are"
+        print(f"\n(no {', no '.join(absent)} questions in this run: {sections} left out)")
+    for kind in (k for k in KINDS if k not in absent):
         methods = [m for m in summary if kind in summary[m]]
         main = [m for m in methods if m.startswith("rule") and "[sample]" not in m]
         others = [m for m in methods if m not in main]

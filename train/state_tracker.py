@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
     settings = args.text_settings()
     tables = load_tables(args.data_file("tables"))
     passages_file = Path(args.data_file("passages"))
-    passages = load_passages(passages_file) if args.use_passages and passages_file.is_file() else {}
+    passages = load_passages(passages_file) if args.use_passages else {}  # a missing file is an error, not none
     questions = load_questions(args.data_file("questions"))
     encoder = DualEncoder.from_backbone(
         args.model_name_or_path, shared=args.shared_encoder, pooling=args.pooling, normalize=args.normalize,
