@@ -58,7 +58,7 @@ class TemporalEvalConfig:
     data_dir: str = option(str(ZYPHRA_DIR), "a folder in Zyphra's layout (ConversationData/, TestData/)")
     logs: list[str] | None = option(None, "log ids to evaluate (default: all in the folder)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str | None = option(help="document embeddings, keyed by encoder identity and texts",
+    cache_dir: str | None = option(help="document embeddings, keyed by encoder identity and texts ('' for none)",
         default_factory=lambda: default_cache_dir("temporal"))
     content_k: int = option(PlannerConfig.content_k, "at most this many rows when a question names content "
         "(time+content)")

@@ -252,7 +252,7 @@ class TrendsEvalArguments:
     llm_topics: int = option(0, "topics of the first log to confirm with the LLM")
     llm_per_stratum: int = option(4, "LLM calls per score stratum")
     encoder: str | None = option(None, "dual encoder checkpoint or backbone (default: packaged MiniLM)")
-    cache_dir: str = option(help="embedding cache folder", default_factory=lambda: default_cache_dir("trends"))
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("trends"))
     seed: int = option(0, "seed of the planting and the samples")
     output: str | None = option(None, "write the results as JSON here")
     export_docs: str | None = option(None, "also write the first log, planted, as a CSV of documents (a demo input "

@@ -70,6 +70,12 @@ def test_a_corrupt_cache_entry_is_rebuilt(encoder, tmp_path, caplog, damage):
     assert not caplog.text  # the rebuilt entry is read without complaint
 
 
+def test_an_empty_cache_dir_means_no_cache(encoder, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # '' once meant the working directory: --cache-dir '' filled it with entries
+    cached_document_embeddings(encoder, TEXTS, "", show_progress_bar=False)
+    assert not list(tmp_path.iterdir())
+
+
 def test_an_index_save_stopped_midway_does_not_load(tmp_path, monkeypatch):
     old = DenseIndex.build(np.eye(3, 4, dtype=np.float32), ["a", "b", "c"], encoder_id="old")
     old.save(tmp_path / "ix")

@@ -46,8 +46,9 @@ def read_entry(path: Path, shape: tuple[int, int]) -> np.ndarray | None:
 
 def cached_document_embeddings(encoder: DualEncoder, texts: list[str], cache_dir: str | Path | None,
                                batch_size: int = 64, show_progress_bar: bool = True) -> np.ndarray:
-    """Encode ``texts`` as documents, reusing ``cache_dir/<key>.npy`` when present and sound."""
-    if cache_dir is None:
+    """Encode ``texts`` as documents, reusing ``cache_dir/<key>.npy`` when present and sound; no cache when
+    ``cache_dir`` is None or '' (the commands' ``--cache-dir ''``, which must not mean the working directory)."""
+    if cache_dir is None or str(cache_dir) == "":
         return encoder.encode_documents(texts, batch_size, show_progress_bar)
     path = cache_path(encoder, texts, cache_dir)
     if path.is_file() and (emb := read_entry(path, (len(texts), encoder.dim))) is not None:
