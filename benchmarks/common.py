@@ -6,7 +6,6 @@ the same run, interleaved, and reports the load average (``uptime``) next to its
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from retrieval.atomic import write_json
 from retrieval.config import option
 from retrieval.data.paths import DATA_DIR  # noqa: F401  (the benchmarks read their data from here)
 
@@ -147,8 +147,7 @@ def command_line(prog: str, argv: Sequence[str] | None) -> str:
 
 def write_report(report: dict, output: str | None) -> None:
     if output:
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-        Path(output).write_text(json.dumps(report, indent=2, default=str))
+        write_json(output, report, indent=2, default=str)
         print(f"wrote {output}")
 
 

@@ -43,6 +43,7 @@ from benchmarks.common import (
 )
 from benchmarks.real_embeddings import load_corpus, synthetic_like
 from eval.report import print_table
+from retrieval.atomic import save_with
 from retrieval.config import option, parse_config, write_config
 from retrieval.search.dense_index import DenseIndex
 
@@ -182,7 +183,7 @@ def plot(rows: list[dict], subset_rows: list[dict], path) -> None:
                 title=f"subset search, Flat, {flat[0]['n'] if flat else ''} vectors")
     axes[2].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_with(lambda partial: fig.savefig(partial, dpi=110), path)
     print(f"wrote {path}")
 
 

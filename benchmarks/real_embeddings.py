@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import DATA_DIR
+from retrieval.data.paths import default_cache_dir
 
 
 def utterance_texts(data_dir: Path = DATA_DIR) -> dict[str, list]:
@@ -29,19 +30,26 @@ def table_texts(data_dir: Path = DATA_DIR) -> list[str]:
     return [f"{t.title}. {t.section_title}. {' | '.join(t.header)}" for _, t in sorted(tables.items())]
 
 
+def bench_cache_dir() -> str:
+    """The benchmarks' embedding cache: ``$CTBLS_CACHE_DIR/bench`` (``runs/cache/bench`` when unset)."""
+    return default_cache_dir("bench")
+
+
 def question_texts(data_dir: Path = DATA_DIR) -> list[str]:
     from retrieval.data.ottqa import load_questions
 
     return [q.question for q in load_questions(data_dir / "ottqa" / "questions_dev.json")]
 
 
-def load_corpus(encoder=None, data_dir: Path = DATA_DIR, cache_dir: str | None = "runs/cache/bench",
+def load_corpus(encoder=None, data_dir: Path = DATA_DIR, cache_dir: str | None = "default",
                 max_tables: int = 0, max_queries: int = 500) -> dict:
     """{"documents": (N, D), "queries": (Q, D), "utterances": {log: (n, D)}, "logs", "encoder": identity}.
 
     Documents are the utterances, then the first ``max_tables`` OTT-QA tables (0 by default: on two
     busy cores the 8,891 tables take long to encode); queries the first ``max_queries`` questions.
+    Embeddings are cached in ``cache_dir`` ("default": :func:`bench_cache_dir`; None: not cached).
     """
+    cache_dir = bench_cache_dir() if cache_dir == "default" else cache_dir
     from retrieval.search.embedding_cache import cached_document_embeddings
 
     if encoder is None:

@@ -32,6 +32,7 @@ from benchmarks.common import (
     summary_ms,
     write_report,
 )
+from benchmarks.real_embeddings import bench_cache_dir
 from eval.report import print_table
 from eval.temporal import question_scores
 from models.dual_encoder import load_encoder
@@ -101,7 +102,7 @@ def prepare(args: TemporalCallsArguments) -> tuple[TemporalMemory, CountingBacke
     limit_threads(args.threads)
     encoder = load_encoder()
     table = ConversationTable.from_utterances(read_zyphra_log(log_paths(DATA_DIR / "zyphra_temporal")[args.log]),
-                                              encoder, "runs/cache/bench")
+                                              encoder, bench_cache_dir())
     memory = TemporalMemory(table, RulePlanner(), rewrite="carry")
     start = time.perf_counter()
     llm = CountingBackend(load_backend(args.llm))

@@ -41,6 +41,7 @@ from benchmarks.common import (
 from benchmarks.real_embeddings import load_corpus
 from eval.report import print_table
 from models.dual_encoder import load_encoder
+from retrieval.atomic import save_with
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance
 from retrieval.data.zyphra_temporal import read_questions
@@ -181,7 +182,7 @@ def plot(rows: list[dict], path) -> None:
     ax.set(ylabel="ms per question", title="Temporal question latency by table size")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_with(lambda partial: fig.savefig(partial, dpi=110), path)
     print(f"wrote {path}")
 
 

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections import defaultdict
@@ -26,10 +25,11 @@ import numpy as np
 
 from eval.report import read_reports, require_disjoint
 from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.jsonio import DataError
+from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
-from retrieval.data.paths import LOCOMO_FILE
+from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_memory import TemporalMemory
@@ -110,7 +110,7 @@ class LocomoTemporalArguments:
 
     locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON (locomo_open.json)", aliases=["--data"])
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/temporal", "embedding cache ('' for none)")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
     samples: list[str] | None = option(None, "sample ids to evaluate (default: all)")
     ks: list[int] = option([1, 5, 10, 20], "k of recall@k")
     merge: list[str] | None = option(None, "print (and --output) one report merged from reports of runs over disjoint "
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.ks = [int(k.split("@")[1]) for k in next(iter(report["results"].values()))]
         else:
             report = evaluate(args.locomo, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
-    except DataError as e:
+    except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"LoCoMo category-2 questions: {report['n_questions']} "
@@ -136,8 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, row in report["results"].items():
         print(f"{name:<18}" + "".join(f"{row[f'recall@{k}']:>12.2f}" for k in args.ks))
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(report, indent=2))
+        write_json(args.output, report, indent=2)
         write_config(args)
     return 0
 

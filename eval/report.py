@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from retrieval import atomic
 from retrieval.data.jsonio import DataError, read_json, run_cli  # noqa: F401  (the evaluation commands import run_cli here)
 
 
@@ -66,10 +65,9 @@ def print_table(rows: Mapping[str, Mapping] | Sequence[Mapping], columns: Sequen
 
 
 def write_json(path: str | None, results: dict) -> None:
-    """Write results as indented JSON, creating the folder; nothing when no path is given."""
+    """Write results as indented JSON, creating the folder, whole or not at all; nothing when no path is given."""
     if path:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(results, indent=2))
+        atomic.write_json(path, results, indent=2)
 
 
 def require_disjoint(parts: list[list[str]], what: str) -> list[str]:

@@ -2,7 +2,7 @@
 
     python -m eval.response --dtr runs/dtr --tracker runs/state_tracker [--llm smollm2]
         [--split test] [--max-conversations N] [--output runs/eval_response.json]
-        [--predictions runs/eval_response.jsonl] [--cache runs/cache/generations.sqlite]
+        [--predictions runs/eval_response.jsonl] [--cache $CTBLS_CACHE_DIR/generations.sqlite]
     ctbls-eval-response ...        # the same, as a console script
 
 Every turn of every OTT-QA conversation of the split is answered by the LLM in these settings:
@@ -35,19 +35,20 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from rouge_score import rouge_scorer
 
 from eval.report import run_cli, write_json
+from retrieval.atomic import write_text
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, response_messages
 from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
-from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
+from retrieval.data.paths import default_cache_dir
 from retrieval.data.types import Conversation, Table
 from retrieval.llm import GenerationResult, LLMBackend, load_backend
 from retrieval.search.bm25 import BM25Retriever
@@ -227,10 +228,12 @@ class ResponseEvalArguments:
     dtr: str = option(help="Dense Table Retriever checkpoint folder")
     tracker: str = option(help="cell state tracker checkpoint folder")
     llm: str | dict = option("smollm2", "LLM spec: 'smollm2', 'openai:MODEL', or a JSON mapping")
-    cache: str = option("runs/cache/generations.sqlite", "sqlite generation cache ('' for none)")
+    cache: str = option(help="sqlite generation cache ('' for none)",
+        default_factory=lambda: default_cache_dir("generations.sqlite"))
     tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
     questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
-    passages: str = option(str(DATA / "passages_dev.jsonl"), "linked page intros ('' for none)")
+    passages: str = option(str(DATA / "passages_dev.jsonl"),
+        "linked page intros ('' for none; a missing file is an error)")
     split: str = option("test", "the split's conversations", choices=("train", "val", "test", "all"))
     pool: str = option("split", "tables BM25 and the DTR search: the split's conversations' tables, or all of --tables",
         choices=("all", "split"))
@@ -239,7 +242,7 @@ class ResponseEvalArguments:
     temperature: float = option(0.0, "0 = greedy, deterministic")
     knowledge_budget: int = option(DEFAULT_KNOWLEDGE_BUDGET, "tokens of knowledge")
     system_prompt: str = option(RESPONSE_SYSTEM_PROMPT, "the LLM's system prompt")
-    cache_dir: str = option("runs/cache", "table and cell embedding cache ('' to disable)")
+    cache_dir: str = option(help="table and cell embedding cache ('' to disable)", default_factory=default_cache_dir)
     batch_size: int = option(64, "encoder batch size")
     chunk: int = option(16, "prompts per LLM call (progress and cache granularity)")
     output: str | None = option(None, "JSON file for the results")
@@ -251,10 +254,12 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     tables = load_tables(a.tables)
-    passages = load_passages(a.passages) if a.passages and Path(a.passages).is_file() else {}
+    passages = load_passages(a.passages) if a.passages else {}
     report = BenchmarkReport()
     split = None if a.split == "all" else a.split
-    conversations = build_conversations(load_questions(a.questions), tables, split, report)
+    questions = load_questions(a.questions)
+    conversations = require_conversations(build_conversations(questions, tables, split, report), questions, split,
+                                          a.questions, a.tables)
     in_split = sorted({c.table_id for c in conversations})
     if a.max_conversations is not None:
         conversations = conversations[:a.max_conversations]
@@ -270,8 +275,7 @@ def main(argv: list[str] | None = None) -> dict:
     print_results(results)
     write_json(a.output, results)
     if a.predictions:
-        Path(a.predictions).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.predictions).write_text("".join(json.dumps(r) + "\n" for r in records))
+        write_text(a.predictions, "".join(json.dumps(r) + "\n" for r in records))
     write_config(a)
     return results
 

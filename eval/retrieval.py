@@ -22,7 +22,8 @@ from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
-from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
+from retrieval.data.paths import default_cache_dir
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.fusion import reciprocal_rank_fusion
 from retrieval.search.metrics import ranking_metrics
@@ -42,7 +43,9 @@ def evaluate(checkpoint: str | None, tables_path: str, questions_path: str, spli
              baseline: str, cache_dir: str | None, batch_size: int = 64, bf16: bool = False) -> dict:
     tables = load_tables(tables_path)
     report = BenchmarkReport()
-    conversations = build_conversations(load_questions(questions_path), tables, split, report)
+    questions = load_questions(questions_path)
+    conversations = require_conversations(build_conversations(questions, tables, split, report), questions, split,
+                                          questions_path, tables_path)
     turns = [t for c in conversations for t in c.turns]
     first = [i == 0 for c in conversations for i, _ in enumerate(c.turns)]
     queries, relevant = [t.query for t in turns], [t.table_id for t in turns]
@@ -103,7 +106,7 @@ class RetrievalEvalArguments:
     questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
     split: str = option("test", "the split's conversations", choices=SPLITS)
     baseline: str = option("packaged:minilm", "the untuned encoder")
-    cache_dir: str = option("runs/cache", "document embedding cache ('' to disable)")
+    cache_dir: str = option(help="document embedding cache ('' to disable)", default_factory=default_cache_dir)
     batch_size: int = option(64, "encoder batch size")
     bf16: bool = option(False, "encode under bf16 autocast (faster on CPUs with BF16)")
     output: str | None = option(None, "JSON file for the results")

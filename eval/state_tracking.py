@@ -28,7 +28,6 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
@@ -36,8 +35,10 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.hybridialogue import load_hybridialogue
+from retrieval.data.jsonio import DataError
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
-from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
+from retrieval.data.paths import default_cache_dir
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.cached_index import cached_index
 from retrieval.search.fusion import reciprocal_rank_fusion
@@ -89,12 +90,17 @@ def evaluate_ottqa(checkpoint: str | None, tables_path: str, questions_path: str
                    batch_size: int = 64, dtr_pool: str = "all", history_turns: int | str = "saved") -> dict:
     started = time.perf_counter()
     tables = load_tables(tables_path)
-    passages = load_passages(passages_path) if passages_path and Path(passages_path).is_file() else {}
+    passages = load_passages(passages_path) if passages_path else {}
     report = BenchmarkReport()
-    conversations = build_conversations(load_questions(questions_path), tables, split, report)
+    questions = load_questions(questions_path)
+    conversations = require_conversations(build_conversations(questions, tables, split, report), questions, split,
+                                          questions_path, tables_path)
     turns = [(c, p, t) for c in conversations for p, t in dialogue_turns(c)]
     positions = [len(p) for _, p, _ in turns]
     scored = [i for i, (*_, t) in enumerate(turns) if t.targets]
+    if not scored:
+        raise DataError(f"{questions_path}: none of the {len(turns):,} questions about tables in {tables_path}"
+                        f"{f' (split {split})' if split else ''} has an answer cell inside its table")
     relevant = [{(c.table_id, r, col) for r, col in t.targets} for c, _, t in turns]
     eval_tables = [tables[c.table_id] for c in conversations]
 
@@ -151,6 +157,9 @@ def evaluate_hybridialogue(checkpoint: str | None, path: str, baseline: str, cac
     hd = load_hybridialogue(path)
     turns = [(p, t) for c in hd.conversations for p, t in dialogue_turns(c)
              if hd.turn_correct.get(t.turn_id) and hd.turn_candidates.get(t.turn_id)]
+    if not turns:
+        raise DataError(f"{path}: none of its {sum(len(c.turns) for c in hd.conversations):,} turns has candidates "
+                        "and a correct one among them")
     ids = sorted(hd.candidates)
     texts = [hd.candidates[i].text for i in ids]
     subsets = [hd.turn_candidates[t.turn_id] for _, t in turns]
@@ -192,11 +201,12 @@ class StateTrackingEvalArguments:
         choices=("all", "split"))
     tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
     questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
-    passages: str = option(str(DATA / "passages_dev.jsonl"), "linked page intros ('' for none)")
+    passages: str = option(str(DATA / "passages_dev.jsonl"),
+        "linked page intros ('' for none; a missing file is an error)")
     hybridialogue: str | None = option(None, "a HybriDialogue experimental_data.json: rank its own candidates")
     split: str = option("test", "the split's conversations", choices=("train", "val", "test", "all"))
     baseline: str = option("packaged:minilm", "the untuned encoder")
-    cache_dir: str = option("runs/cache", "cell and table embedding cache ('' to disable)")
+    cache_dir: str = option(help="cell and table embedding cache ('' to disable)", default_factory=default_cache_dir)
     batch_size: int = option(64, "encoder batch size")
     history_turns: int | str | None = option("saved", "earlier turns in the anchor: 'saved' (the checkpoint's "
         "setting), 'all' or N (an ablation)", parse=_history_turns, metavar="saved|all|N")

@@ -29,16 +29,16 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
 from eval.report import read_reports, require_disjoint
 from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
-from retrieval.data.jsonio import DataError
-from retrieval.data.paths import ZYPHRA_DIR
+from retrieval.data.jsonio import INPUT_ERRORS, DataError
+from retrieval.data.paths import ZYPHRA_DIR, default_cache_dir
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
@@ -58,7 +58,8 @@ class TemporalEvalConfig:
     data_dir: str = option(str(ZYPHRA_DIR), "a folder in Zyphra's layout (ConversationData/, TestData/)")
     logs: list[str] | None = option(None, "log ids to evaluate (default: all in the folder)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str | None = option("runs/cache/temporal", "document embeddings, keyed by encoder identity and texts")
+    cache_dir: str | None = option(help="document embeddings, keyed by encoder identity and texts ('' for none)",
+        default_factory=lambda: default_cache_dir("temporal"))
     content_k: int = option(PlannerConfig.content_k, "at most this many rows when a question names content "
         "(time+content)")
     content_margin: float | None = option(PlannerConfig.content_margin, "time+content: keep rows within this many "
@@ -228,9 +229,17 @@ def merge_reports(reports: list[dict]) -> dict:
             "latency_seconds": samples, "llm": [r["llm"] for r in reports if r.get("llm")] or None}
 
 
+KINDS = ("time", "time+content", "ambiguous")
+
+
 def print_report(summary: dict, latency: dict) -> None:
-    kinds = ["time", "time+content", "ambiguous"]
-    for kind in kinds:
+    """A table per kind of question the run scored, then the latencies; the kinds it had none of are named
+    (a user's own question files may hold only some kinds)."""
+    absent = [kind for kind in KINDS if not any(kind in summary[m] for m in summary)]
+    if absent:
+        sections = "that section is" if len(absent) == 1 else "those sections are"
+        print(f"\n(no {', no '.join(absent)} questions in this run: {sections} left out)")
+    for kind in (k for k in KINDS if k not in absent):
         methods = [m for m in summary if kind in summary[m]]
         main = [m for m in methods if m.startswith("rule") and "[sample]" not in m]
         others = [m for m in methods if m not in main]
@@ -286,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         report = (merge_reports(read_reports(config.merge, ("logs", "results", "n_questions", "latency_seconds")))
                   if config.merge else evaluate(config))
-    except (DataError, FileNotFoundError, KeyError) as e:
+    except (*INPUT_ERRORS, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     report["command"] = "python -m eval.temporal " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -294,8 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report["llm"]:
         print(f"\nLLM sample: {report['llm']}")
     if config.output:
-        Path(config.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(config.output).write_text(json.dumps(report, indent=2))
+        write_json(config.output, report, indent=2)
         print(f"\nwrote {config.output} and {write_config(config)}")
     return 0
 

@@ -25,7 +25,6 @@ absolute error, Pearson and Spearman correlation of the two series, for
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 import time
@@ -38,9 +37,10 @@ import pandas as pd
 
 from eval.planted_topics import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, plant_topics
 from eval.report import run_cli
+from retrieval.atomic import save_with, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
-from retrieval.data.paths import DATA_DIR
+from retrieval.data.paths import DATA_DIR, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.search.cached_index import cached_index
 from retrieval.trends.analysis import PERIOD_COLUMN, enumerate_periods, topic_scores
@@ -75,8 +75,7 @@ def export_documents(table: ConversationTable, truth: dict[int, str], path: str 
     out = pd.DataFrame({"id": frame["response_idx"], "text": frame["text"],
                         "timestamp": frame["timestamp"].map(lambda t: t.isoformat()), "source": frame["speaker"],
                         "session": frame["session"], "truth": [truth.get(i, "") for i in frame.index]})
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(path, index=False)
+    save_with(lambda partial: out.to_csv(partial, index=False), path)
 
 
 # ---- metrics --------------------------------------------------------------------------------------------------
@@ -253,7 +252,7 @@ class TrendsEvalArguments:
     llm_topics: int = option(0, "topics of the first log to confirm with the LLM")
     llm_per_stratum: int = option(4, "LLM calls per score stratum")
     encoder: str | None = option(None, "dual encoder checkpoint or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/trends", "embedding cache folder")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("trends"))
     seed: int = option(0, "seed of the planting and the samples")
     output: str | None = option(None, "write the results as JSON here")
     export_docs: str | None = option(None, "also write the first log, planted, as a CSV of documents (a demo input "
@@ -319,8 +318,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
               "reference_thresholds": reference, "summary": summary,
               "logs": logs, "llm": llm_runs, "rows": rows}
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(result, indent=2, default=str))
+        write_json(args.output, result, indent=2, default=str)
         write_config(args)
     return result
 

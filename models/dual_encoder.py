@@ -15,10 +15,18 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from torch import nn
 from tqdm.auto import tqdm
-from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from models.encoder_folder import (
+    EncoderLoadError,
+    check_encoder_config,
+    check_encoder_folder,
+    first_line,
+    weights_file,
+)
 from models.packaged import resolve_model_name
 from models.pooling import POOLING_MODES, pool
 
@@ -53,6 +61,44 @@ class DualEncoderConfig:
         return cls(**d)
 
 
+def _looks_like_path(name: str) -> bool:
+    """Whether ``name`` can only be a folder: a hub id is ``name`` or ``owner/name``."""
+    return name.startswith((".", "/", "~")) or name.endswith("/") or name.count("/") > 1
+
+
+def checked_backbone(name_or_path: str | Path) -> str:
+    """``name_or_path`` once it is known to be an encoder: a folder passing :func:`check_encoder_folder`, or a
+    hub name whose config (from the hub or its cache) passes :func:`check_encoder_config`."""
+    name = str(name_or_path)
+    if Path(name).expanduser().exists() or _looks_like_path(name):
+        check_encoder_folder(Path(name).expanduser())
+        return str(Path(name).expanduser())
+    try:
+        config = AutoConfig.from_pretrained(name)
+    except (OSError, ValueError) as e:
+        raise EncoderLoadError(f"{name}: no such folder, nor a model of that name on the Hugging Face hub or in "
+                               f"its cache ({first_line(e)})") from e
+    check_encoder_config(config.to_dict(), name)
+    return name
+
+
+def load_model(source: str | Path) -> PreTrainedModel:
+    """``AutoModel`` of a checked backbone; weights that do not load are an EncoderLoadError naming the file."""
+    try:
+        return AutoModel.from_pretrained(source)
+    except (OSError, ValueError, RuntimeError, EOFError, SafetensorError) as e:
+        raise EncoderLoadError(f"{weights_file(source)}: the weights do not load ({first_line(e)}); the file may be "
+                               "truncated (an interrupted copy or save) or damaged") from e
+
+
+def load_tokenizer(source: str | Path) -> PreTrainedTokenizerBase:
+    """``AutoTokenizer`` of a checked backbone; one that does not load is an EncoderLoadError naming the folder."""
+    try:
+        return AutoTokenizer.from_pretrained(source)
+    except (OSError, ValueError, RuntimeError) as e:
+        raise EncoderLoadError(f"{source}: the tokenizer does not load ({first_line(e)})") from e
+
+
 class DualEncoder(nn.Module):
     """Maps queries and documents (tables, cells, utterances) into one vector space."""
 
@@ -71,30 +117,43 @@ class DualEncoder(nn.Module):
     # ---- construction -------------------------------------------------------------------
     @classmethod
     def from_backbone(cls, name_or_path: str, **settings) -> DualEncoder:
-        """A fresh dual encoder from a backbone (hub name, folder, or ``packaged:minilm``)."""
+        """A fresh dual encoder from a backbone (hub name, folder, or ``packaged:minilm``), which must be an
+        encoder-only model (see :mod:`models.encoder_folder`)."""
         config = DualEncoderConfig(base_model=name_or_path, **settings)
-        path = resolve_model_name(name_or_path)
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        query_model = AutoModel.from_pretrained(path)
-        document_model = None if config.shared else AutoModel.from_pretrained(path)
+        path = checked_backbone(resolve_model_name(name_or_path))
+        tokenizer = load_tokenizer(path)
+        query_model = load_model(path)
+        document_model = None if config.shared else load_model(path)
         return cls(query_model, tokenizer, config, document_model)
 
     @classmethod
     def from_pretrained(cls, path: str | Path) -> DualEncoder:
-        """Load a folder written by :meth:`save_pretrained`."""
+        """Load a folder written by :meth:`save_pretrained`; each tower folder is checked as a backbone is."""
         path = Path(path)
+        if not path.is_dir():
+            raise FileNotFoundError(f"{path}: no such folder")
         if not (path / CONFIG_NAME).is_file():
             raise FileNotFoundError(f"{path}: not a dual encoder checkpoint (no {CONFIG_NAME})")
-        config = DualEncoderConfig.from_dict(json.loads((path / CONFIG_NAME).read_text()))
-        if config.shared:
-            return cls(AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), config)
-        q, d = path / "query_encoder", path / "document_encoder"
-        return cls(AutoModel.from_pretrained(q), AutoTokenizer.from_pretrained(q), config, AutoModel.from_pretrained(d))
+        try:
+            config = DualEncoderConfig.from_dict(json.loads((path / CONFIG_NAME).read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError, ValueError) as e:
+            raise EncoderLoadError(f"{path / CONFIG_NAME}: not a dual encoder's settings ({first_line(e)})") from e
+        towers = [path] if config.shared else [path / "query_encoder", path / "document_encoder"]
+        for tower in towers:
+            check_encoder_folder(tower)
+        models = [load_model(tower) for tower in towers]
+        return cls(models[0], load_tokenizer(towers[0]), config, None if config.shared else models[1])
 
     def save_pretrained(self, path: str | Path) -> None:
-        """Write weights (safetensors), tokenizer, sentence-transformers files and the config."""
+        """Write weights (safetensors), tokenizer, sentence-transformers files and the config.
+
+        The config goes first and comes back last, so a save over an older model that is stopped midway
+        leaves a folder that refuses to load (no ``dual_encoder.json``), never new weights under old settings.
+        (Training writes whole folders: see ``train/checkpoints.py``.)
+        """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
+        (path / CONFIG_NAME).unlink(missing_ok=True)
         if self.config.shared:
             self._save_tower(self.query_model, path, self.config.max_document_length)
         else:

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+from retrieval.atomic import write_text
+
 NONE_WORDS = ("none", "null")
 TRUE_WORDS = ("true", "yes", "1")
 FALSE_WORDS = ("false", "no", "0")
@@ -46,14 +48,19 @@ class ConfigError(ValueError):
     """A config file is missing, not YAML, or has an unknown key or a value of the wrong type."""
 
 
-def option(default: typing.Any = dataclasses.MISSING, help: str = "", **metadata) -> typing.Any:
+def option(default: typing.Any = dataclasses.MISSING, help: str = "", *,
+           default_factory: Callable[[], typing.Any] | None = None, **metadata) -> typing.Any:
     """A setting of a command: a dataclass field whose metadata says how it is a flag.
 
     ``option(64, "encoder batch size")``, ``option("hybrid", "content ranking", choices=RANKERS)``,
     ``option(None, "DTR folder", aliases=["--checkpoint"])``, ``option(help="the question", positional=True)``
-    (no default: required). A list or mapping default is copied for each instance.
+    (no default: required). A list or mapping default is copied for each instance. ``default_factory``
+    computes the default each time the settings are made, for a default read from the environment
+    (``option(help="embedding cache", default_factory=default_cache_dir)``).
     """
     meta = {"help": help, **metadata}
+    if default_factory is not None:
+        return dataclasses.field(default_factory=default_factory, metadata=meta)
     if isinstance(default, list | dict | set):
         return dataclasses.field(default_factory=lambda: copy.copy(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -369,11 +376,8 @@ def _plain(value: object) -> object:
 
 
 def save_config(config: object, path: str | Path) -> Path:
-    """``config`` (a dataclass) as YAML at ``path``, in field order."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(_plain(dataclasses.asdict(config)), sort_keys=False, allow_unicode=True))
-    return path
+    """``config`` (a dataclass) as YAML at ``path``, in field order (whole or not at all)."""
+    return write_text(path, yaml.safe_dump(_plain(dataclasses.asdict(config)), sort_keys=False, allow_unicode=True))
 
 
 def config_path(config: object) -> Path | None:

@@ -23,46 +23,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from accelerate import Accelerator
 
 from models.dual_encoder import CONFIG_NAME, DualEncoder
+from retrieval.atomic import remove, rename_into_place, staging_folder, write_text
 
 SaveSettings = Callable[[Path], None]  # writes a stage's settings files into a model folder
-
-
-@contextmanager
-def staging_folder(parent: Path, name: str) -> Iterator[Path]:
-    """A new empty folder in ``parent`` to write ``name`` into; deleted on the way out unless moved away."""
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.staging-", dir=parent))
-    staging.chmod(0o755)  # mkdtemp makes it private; a model folder is meant to be shared
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-
-
-def rename_into_place(staging: Path, folder: Path) -> None:
-    """Rename ``staging`` to ``folder``; an older ``folder`` is moved aside first and deleted after."""
-    old = folder.with_name(f".{folder.name}.old")
-    _remove(old)
-    if folder.exists():
-        folder.rename(old)
-    staging.rename(folder)
-    _remove(old)
 
 
 def move_files_into(staging: Path, folder: Path, last: Sequence[str]) -> None:
@@ -71,7 +40,7 @@ def move_files_into(staging: Path, folder: Path, last: Sequence[str]) -> None:
         (folder / name).unlink(missing_ok=True)
     for entry in sorted(staging.iterdir()):
         if entry.name not in last:
-            _remove(folder / entry.name)
+            remove(folder / entry.name)
             os.replace(entry, folder / entry.name)
     for name in last:
         os.replace(staging / name, folder / name)
@@ -104,12 +73,12 @@ def save_state(accelerator: Accelerator, folder: Path, history: list[dict]) -> N
     """accelerate's resumable state and the epoch records so far, as ``folder`` once all processes wrote theirs."""
     staging = folder.with_name(f".{folder.name}.staging")  # one name every process knows
     if accelerator.is_main_process:
-        _remove(staging)  # left by an interrupted run
+        remove(staging)  # left by an interrupted run
     accelerator.wait_for_everyone()
     accelerator.save_state(str(staging))
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        (staging / "history.json").write_text(json.dumps(history))
+        write_text(staging / "history.json", json.dumps(history))
         rename_into_place(staging, folder)
 
 
@@ -118,10 +87,3 @@ def latest_checkpoint(output_dir: str | Path) -> Path | None:
     folders = list(Path(output_dir, "checkpoints").glob("step_*"))
     steps = [(int(m.group(1)), p) for p in folders if (m := re.fullmatch(r"step_(\d+)", p.name))]
     return max(steps)[1] if steps else None
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary name beside ``path``, then rename it to ``path``."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    os.replace(partial, path)

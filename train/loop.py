@@ -28,8 +28,9 @@ from tqdm.auto import tqdm
 from transformers import get_scheduler
 
 from models.dual_encoder import DualEncoder
+from retrieval.atomic import write_text
 from train.args import TrainingArguments, save_args
-from train.checkpoints import SaveSettings, latest_checkpoint, save_state, write_model, write_model_into, write_text
+from train.checkpoints import SaveSettings, latest_checkpoint, save_state, write_model, write_model_into
 
 
 def make_accelerator(args: TrainingArguments) -> Accelerator:

@@ -16,7 +16,6 @@ Validation: MRR@10 of the val split's turns over their own (gold) table's cells.
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from dataclasses import dataclass
@@ -28,12 +27,14 @@ import torch  # noqa: E402
 
 from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss, triplet_margin_loss  # noqa: E402
+from retrieval.atomic import write_json  # noqa: E402
 from retrieval.config import option, parse_config  # noqa: E402
 from retrieval.ctbls.cell_text import ROW_CONTEXTS, CellTextSettings  # noqa: E402
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
 from retrieval.data.jsonio import run_cli  # noqa: E402
 from retrieval.data.ottqa import load_passages, load_questions, load_tables  # noqa: E402
 from retrieval.data.ottqa_conversations import build_conversations  # noqa: E402
+from retrieval.data.paths import default_cache_dir  # noqa: E402
 from retrieval.data.synthetic import pseudo_cell_queries  # noqa: E402
 from retrieval.data.types import Conversation, Turn  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
@@ -67,7 +68,7 @@ class StateTrackerArguments(TrainingArguments):
     val_max_tables: int | None = option(None, "cap on val tables (quick runs)")
     synthetic_per_table: int = option(0, "self-supervised (pseudo-query, cell) turns per train-split table, added to "
         "the real turns")
-    cache_dir: str | None = option("runs/cache", "cell embedding cache for mining")
+    cache_dir: str | None = option(help="cell embedding cache for mining", default_factory=default_cache_dir)
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
     settings = args.text_settings()
     tables = load_tables(args.data_file("tables"))
     passages_file = Path(args.data_file("passages"))
-    passages = load_passages(passages_file) if args.use_passages and passages_file.is_file() else {}
+    passages = load_passages(passages_file) if args.use_passages else {}  # a missing file is an error, not none
     questions = load_questions(args.data_file("questions"))
     encoder = DualEncoder.from_backbone(
         args.model_name_or_path, shared=args.shared_encoder, pooling=args.pooling, normalize=args.normalize,
@@ -130,9 +131,7 @@ def main(argv: list[str] | None = None) -> dict:
     examples = cap(examples, args.max_train_examples, args.seed)
     accelerator.print(f"{len(examples)} training triplets; {dict(counts)}")
     if accelerator.is_main_process:
-        Path(args.output_dir).mkdir(parents=True, exist_ok=True)
-        Path(args.output_dir, "training_data.json").write_text(json.dumps(
-            {"examples": len(examples), **counts}, indent=2))
+        write_json(Path(args.output_dir, "training_data.json"), {"examples": len(examples), **counts}, indent=2)
 
     contrastive = InBatchContrastiveLoss(args.temperature, False, args.gather_across_processes)
 

@@ -7,6 +7,9 @@
                                                                                   # an OTT-QA conversation, in full
     ctbls-chat --dtr runs/dtr --tracker runs/state_tracker                          # the same, as a console script
 
+Bad input (a missing or malformed file, a folder that is not a trained DTR or tracker, a split without
+tables) ends the command with one line naming it (exit code 2), as every command does.
+
 ``--llm`` takes ``smollm2`` (default), ``openai:MODEL``, a JSON mapping (see ``retrieval.llm.factory``)
 or ``none`` for extractive answers (the top cell's value). ``--history FILE`` is a JSON list of earlier
 turns, each ``[query, answer]`` or ``{"query": ..., "answer": ...}``. ``--split test`` restricts the
@@ -24,16 +27,18 @@ from pathlib import Path
 from retrieval.config import option, parse_config
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, Answer, CTBLSPipeline
 from retrieval.ctbls.state_tracker import History
+from retrieval.data.jsonio import DataError, read_json, run_cli
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_questions, load_tables
 from retrieval.data.ottqa_conversations import build_conversations, table_split
+from retrieval.data.paths import default_cache_dir
 from retrieval.llm.factory import llm_spec, load_backend
 
 
 def read_history(path: str | Path) -> list[tuple[str, str]]:
     """Earlier turns from a JSON file: a list of ``[query, answer]`` pairs or ``{"query", "answer"}`` objects."""
-    data = json.loads(Path(path).read_text())
+    data = read_json(path)
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of turns")
+        raise DataError(f"{path}: expected a JSON list of turns")
     turns = []
     for i, turn in enumerate(data):
         if isinstance(turn, dict) and "query" in turn:
@@ -41,7 +46,7 @@ def read_history(path: str | Path) -> list[tuple[str, str]]:
         elif isinstance(turn, list | tuple) and len(turn) == 2:
             turns.append((str(turn[0]), str(turn[1] or "")))
         else:
-            raise ValueError(f"{path}: turn {i} is neither [query, answer] nor {{'query', 'answer'}}: {turn!r}")
+            raise DataError(f"{path}: turn {i} is neither [query, answer] nor {{'query', 'answer'}}: {turn!r}")
     return turns
 
 
@@ -74,9 +79,9 @@ def show_turns(pipe: CTBLSPipeline, questions: str | Path, n: int, conversation:
     if conversation is not None:
         convs = [c for c in convs if c.conv_id == conversation]
         if not convs:
-            raise SystemExit(f"no conversation {conversation!r} among the questions of split {split!r}")
+            raise DataError(f"{questions}: no conversation {conversation!r} among the questions of split {split!r}")
     if not convs:
-        raise SystemExit(f"no conversations in {questions} for split {split!r} over these tables")
+        raise DataError(f"{questions}: no conversations for split {split!r} over these tables")
     conv = max(convs, key=lambda c: min(len(c.turns), n))  # first with the most turns, up to n
     print(f"conversation {conv.conv_id} (gold table {conv.table_id}), {min(n, len(conv.turns))} turns")
     history: list[tuple[str, str]] = []
@@ -129,15 +134,17 @@ class ChatArguments:
     dtr: str = option(help="Dense Table Retriever checkpoint folder")
     tracker: str = option(help="cell state tracker checkpoint folder")
     llm: str | dict = option("smollm2", "'smollm2', 'openai:MODEL', a JSON mapping, or 'none' (the top cell's value)")
-    cache: str = option("runs/cache/generations.sqlite", "sqlite generation cache ('' for none)")
+    cache: str = option(help="sqlite generation cache ('' for none)",
+        default_factory=lambda: default_cache_dir("generations.sqlite"))
     tables: str = option(str(DEFAULT_DATA_DIR / "tables.jsonl"), "OTT-QA tables.jsonl")
-    passages: str = option(str(DEFAULT_DATA_DIR / "passages_dev.jsonl"), "linked page intros ('' for none)")
+    passages: str = option(str(DEFAULT_DATA_DIR / "passages_dev.jsonl"),
+        "linked page intros ('' for none; a missing file is an error)")
     questions: str = option(str(DEFAULT_DATA_DIR / "questions_dev.json"), "OTT-QA questions, for --show-turns")
     split: str | None = option(None, "only the tables of this split", choices=("train", "val", "test"))
     table_retrieval: str = option("dtr", "how the table is found", choices=("dtr", "bm25"))
     k: int = option(3, "cells given to the LLM")
     max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "answer length limit, tokens")
-    cache_dir: str = option("runs/cache", "embedding cache ('' to disable)")
+    cache_dir: str = option(help="embedding cache ('' to disable)", default_factory=default_cache_dir)
     history: str | None = option(None, "JSON file of earlier turns")
     table: str | None = option(None, "pin this table (uid) instead of retrieving one")
     once: str | None = option(None, "answer one query and print the answer as JSON", metavar="QUERY")
@@ -153,7 +160,10 @@ def main(argv: list[str] | None = None) -> None:
     a = parse_config(ChatArguments, argv, prog="python -m retrieval.ctbls.chat", description=__doc__)
     tables = load_tables(a.tables)
     if a.split:
+        every = len(tables)
         tables = {u: t for u, t in tables.items() if table_split(u) == a.split}
+        if not tables:
+            raise DataError(f"{a.tables}: none of its {every:,} tables is in split {a.split}")
     spec = llm_spec(a.llm)
     llm = load_backend(spec, cache=a.cache or None) if spec is not None else None
     pipe = CTBLSPipeline.from_pretrained(a.dtr, a.tracker, llm=llm, tables=tables, passages=a.passages or None,
@@ -170,5 +180,9 @@ def main(argv: list[str] | None = None) -> None:
         repl(pipe, history, a.table)
 
 
+def cli() -> int:
+    return run_cli(main)
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(cli())

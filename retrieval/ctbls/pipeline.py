@@ -100,7 +100,7 @@ def _as_passages(passages: str | Path | Mapping[str, str] | None) -> dict[str, s
     if passages is None:
         return {}
     if isinstance(passages, str | Path):
-        return load_passages(passages) if Path(passages).is_file() else {}
+        return load_passages(passages)  # a file that is not there is an error, never silently none
     return dict(passages)
 
 
@@ -142,7 +142,8 @@ class CTBLSPipeline:
                         tables: str | Path | Mapping[str, Table] | Iterable[Table] | None = None,
                         passages: str | Path | Mapping[str, str] | None = DEFAULT_DATA_DIR / "passages_dev.jsonl",
                         **kwargs) -> CTBLSPipeline:
-        """Load the two checkpoints, the tables (default: OTT-QA's ``tables.jsonl``) and an LLM.
+        """Load the two checkpoints, the tables (default: OTT-QA's ``tables.jsonl``), the passages (a file, a
+        mapping, or None for none) and an LLM.
 
         ``llm`` is a backend, a spec for :func:`retrieval.llm.load_backend` (``"smollm2"``,
         ``"openai:MODEL"``, a mapping, which may name a ``cache``), or None for extractive answers.

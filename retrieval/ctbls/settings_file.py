@@ -7,24 +7,19 @@ defaults may differ from what the encoder was trained with (the paper's table te
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import TypeVar
 
+from retrieval.atomic import write_json
 from retrieval.data.jsonio import read_json
 
 S = TypeVar("S")
 
 
 def save_settings(settings, folder: str | Path, name: str) -> Path:
-    """Write the dataclass ``settings`` as ``folder/name`` (a temporary name first, then renamed)."""
-    file = Path(folder, name)
-    partial = file.with_name(f".{name}.partial")
-    partial.write_text(json.dumps(asdict(settings), indent=2))
-    os.replace(partial, file)
-    return file
+    """Write the dataclass ``settings`` as ``folder/name``, whole or not at all."""
+    return write_json(Path(folder, name), asdict(settings), indent=2)
 
 
 def load_settings(cls: type[S], folder: str | Path, name: str, stage: str, writer: str) -> S:

@@ -7,9 +7,16 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from models.encoder_folder import EncoderLoadError
+
 
 class DataError(ValueError):
     """Input data is missing or malformed; the message names the file and place."""
+
+
+# Bad input a command reports in one line: data (DataError), a path that is not there, a model that is not an
+# encoder or does not load (models/ raises its own error: it sits below retrieval/ and cannot raise DataError).
+INPUT_ERRORS = (DataError, FileNotFoundError, EncoderLoadError)
 
 
 def read_json(path: str | Path) -> object:
@@ -48,7 +55,7 @@ def run_cli(main: Callable[[], object]) -> int:
     """
     try:
         result = main()
-    except (DataError, FileNotFoundError) as e:
+    except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
     return result if isinstance(result, int) and not isinstance(result, bool) else 0

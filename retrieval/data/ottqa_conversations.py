@@ -12,6 +12,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from retrieval.data.jsonio import DataError
 from retrieval.data.ottqa import Question
 from retrieval.data.types import Conversation, Table, Turn
 
@@ -75,3 +76,21 @@ def build_conversations(
             Turn(turn_id=q.question_id, query=q.question, answer=q.answer, table_id=q.table_id, targets=targets)
         )
     return [Conversation(conv_id=uid, table_id=uid, turns=turns) for uid, turns in by_table.items()]
+
+
+def require_conversations(conversations: list[Conversation], questions: list[Question], split: str | None,
+                          questions_path: object, tables_path: object) -> list[Conversation]:
+    """``conversations`` when there are any; else a DataError naming both files and saying what was found.
+
+    An evaluation over no questions would print zeros over nothing and exit as if it had measured something.
+    """
+    if conversations:
+        return conversations
+    of_split = f" (split {split})" if split else ""
+    if not questions:
+        raise DataError(f"{questions_path}: no questions")
+    in_split = sum(split is None or table_split(q.table_id) == split for q in questions)
+    if not in_split:
+        raise DataError(f"{questions_path}: none of its {len(questions):,} questions is about a table of split "
+                        f"{split} (tables are split by a hash of their uid)")
+    raise DataError(f"{questions_path}: 0 of {in_split:,} questions name a table in {tables_path}{of_split}")

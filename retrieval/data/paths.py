@@ -1,15 +1,33 @@
-"""Where the data lives by default: ``../shared/data`` beside the repository.
+"""Where the data lives by default (``../shared/data`` beside the repository), and where caches go.
 
 Every command takes its data paths as arguments; this is only their default. Each dataset's folder is a
 sub-folder of :data:`DATA_DIR` (``ottqa/``, ``zyphra_temporal/``, ``locomo/``, ``sqa/``).
+
+Caches (document embeddings, LLM generations, the converted SmolLM2) are kept under one folder,
+:func:`default_cache_dir`: ``$CTBLS_CACHE_DIR`` when set, else ``runs/cache`` under the working
+directory. Every command's ``--cache-dir`` / ``--cache`` default comes from it, so one variable moves
+them all (a cache is only ever a speed-up: deleting it changes no result).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+CACHE_DIR_VARIABLE = "CTBLS_CACHE_DIR"
+DEFAULT_CACHE_DIR = "runs/cache"  # relative: under the working directory, where the figures' caches were made
 
 DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
 OTTQA_DIR = DATA_DIR / "ottqa"
 ZYPHRA_DIR = DATA_DIR / "zyphra_temporal"
 LOCOMO_FILE = DATA_DIR / "locomo" / "locomo_open.json"
 SQA_DIR = DATA_DIR / "sqa"
+
+
+def default_cache_dir(*parts: str, unset: str = DEFAULT_CACHE_DIR) -> str:
+    """The cache folder ``$CTBLS_CACHE_DIR/PARTS`` (``unset/PARTS`` when the variable is unset or empty).
+
+    ``default_cache_dir("temporal")`` is the temporal memory's embedding cache; ``unset`` lets a cache that
+    should outlive the working directory (a converted model) fall back elsewhere.
+    """
+    return str(Path(os.environ.get(CACHE_DIR_VARIABLE) or unset, *parts))

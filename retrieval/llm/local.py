@@ -8,12 +8,11 @@ and shared by every backend made on the same folder.
 from __future__ import annotations
 
 import functools
-import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from retrieval.atomic import staging_folder
 from retrieval.llm.base import AttemptError, Chat, Completion, GenerationParams, RetryingBackend
 
 
@@ -50,9 +49,7 @@ def convert_gguf(gguf_path: str | Path, target: str | Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     # Write beside the target and rename, so an interrupted or concurrent conversion never leaves a
     # half-written folder that later runs would take for a finished one.
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    staging.chmod(0o755)  # mkdtemp makes it private; a model cache is meant to be shared
-    try:
+    with staging_folder(target.parent, target.name) as staging:
         lm.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         try:
@@ -60,8 +57,6 @@ def convert_gguf(gguf_path: str | Path, target: str | Path) -> Path:
         except OSError:  # another process finished first
             if not (target / "model.safetensors").is_file():
                 raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     load_causal_lm.cache_clear()  # drop the dequantised copy; the saved folder is what gets loaded next
     return target
 

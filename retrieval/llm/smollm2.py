@@ -10,9 +10,9 @@ under a second.
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
+from retrieval.data import paths
 from retrieval.llm.local import TransformersBackend, convert_gguf
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -35,8 +35,9 @@ def smollm2_gguf_path() -> Path:
 
 
 def default_cache_dir() -> Path:
-    """Where the converted copy lives: ``$CTBLS_CACHE_DIR/smollm2-135m-instruct``, else under ``~/.cache/ctbls``."""
-    return Path(os.environ.get("CTBLS_CACHE_DIR", "~/.cache/ctbls")).expanduser() / _CACHE_NAME
+    """Where the converted copy lives: ``$CTBLS_CACHE_DIR/smollm2-135m-instruct``, else under ``~/.cache/ctbls``
+    (a model, not a run's cache: it is kept out of the working directory when the variable is unset)."""
+    return Path(paths.default_cache_dir(_CACHE_NAME, unset="~/.cache/ctbls")).expanduser()
 
 
 def ensure_smollm2(cache_dir: str | Path | None = None) -> Path:

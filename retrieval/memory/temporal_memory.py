@@ -25,6 +25,7 @@ import pandas as pd
 
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import load_log
+from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
 from retrieval.memory.conversation_table import ConversationTable
@@ -212,7 +213,7 @@ class AskArguments:
     planner: str = option("rule", "who plans the table operations", choices=("rule", "llm"))
     llm: str | dict = option("smollm2", "LLM spec for --planner llm / --rewrite llm")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/temporal", "embedding cache ('' for none)")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
     content_k: int = option(PlannerConfig.content_k, "rows kept when content is named")
     content_margin: float | None = option(PlannerConfig.content_margin, "keep ranked rows within this many fusion "
         "votes of the best ('none': all content-k)", parse=parse_margin)
@@ -225,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             prog="python -m retrieval.memory.temporal_memory", description=__doc__.split("\n")[0])
 
     from models.dual_encoder import load_encoder
-    from retrieval.data.jsonio import DataError
+    from retrieval.data.jsonio import INPUT_ERRORS
 
     rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))
     backend = None
@@ -239,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           cache_dir=args.cache_dir or None, planner=rule, rewrite=args.rewrite,
                                           ranker=args.ranker,
                                           llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
-    except DataError as e:
+    except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.planner == "llm":

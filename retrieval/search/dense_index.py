@@ -20,6 +20,8 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from retrieval.atomic import save_with, write_json
+
 METRICS = {"ip": faiss.METRIC_INNER_PRODUCT, "l2": faiss.METRIC_L2}
 EXACT_SUBSET_MAX = 20_000  # subsets up to this size are scored exactly (see the module docstring)
 
@@ -152,13 +154,19 @@ class DenseIndex:
         return [[(self.ids[rows[j]], float(s)) for j, s in zip(tt, ss)] for tt, ss in zip(top, top_scores)]
 
     def save(self, path: str | Path) -> None:
-        """Write ``index.faiss`` and ``index.json`` (ids, factory, metric, encoder identity)."""
+        """Write ``index.faiss`` and ``index.json`` (ids, factory, metric, encoder identity).
+
+        Each file is written whole, and ``index.json`` goes first and comes back last: a save stopped
+        midway leaves a folder without it, which :meth:`load` refuses, never new vectors under old ids.
+        """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        faiss.write_index(faiss.index_gpu_to_cpu(self.index) if self.on_gpu else self.index, str(path / "index.faiss"))
+        (path / "index.json").unlink(missing_ok=True)
+        cpu = faiss.index_gpu_to_cpu(self.index) if self.on_gpu else self.index
+        save_with(lambda partial: faiss.write_index(cpu, str(partial)), path / "index.faiss")
         meta = {"dim": self.dim, "factory": self.factory, "metric": self.metric,
                 "encoder_id": self.encoder_id, "ids": self.ids}
-        (path / "index.json").write_text(json.dumps(meta))
+        write_json(path / "index.json", meta)
 
     @classmethod
     def load(cls, path: str | Path, encoder_id: str | None = None, gpu: bool = False) -> DenseIndex:

@@ -1,28 +1,58 @@
-"""Document embeddings cached on disk, keyed by the encoder's identity and the texts."""
+"""Document embeddings cached on disk, keyed by the encoder's identity and the texts.
+
+Entries are written whole (:func:`retrieval.atomic.save_with`), so a killed run leaves no entry rather
+than a truncated one. An entry that still fails to load, or holds the wrong shape (a file damaged or
+copied from elsewhere), is discarded with a warning and encoded again: a cache can only cost time, never
+end a run or change its numbers.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 
 import numpy as np
 
 from models.dual_encoder import DualEncoder
+from retrieval.atomic import save_with
+
+logger = logging.getLogger(__name__)
 
 
-def cached_document_embeddings(encoder: DualEncoder, texts: list[str], cache_dir: str | Path | None,
-                               batch_size: int = 64, show_progress_bar: bool = True) -> np.ndarray:
-    """Encode ``texts`` as documents, reusing ``cache_dir/<key>.npy`` when present."""
-    if cache_dir is None:
-        return encoder.encode_documents(texts, batch_size, show_progress_bar)
+def cache_path(encoder: DualEncoder, texts: list[str], cache_dir: str | Path) -> Path:
+    """``cache_dir/docs-<key>.npy``, the key a hash of the encoder's identity, its autocast type and the texts."""
     h = hashlib.sha1(f"{encoder.identity}|{encoder.autocast_dtype}".encode())
     for t in texts:
         h.update(t.encode("utf-8"))
         h.update(b"\0")
-    path = Path(cache_dir) / f"docs-{h.hexdigest()[:20]}.npy"
-    if path.is_file():
-        return np.load(path)
+    return Path(cache_dir) / f"docs-{h.hexdigest()[:20]}.npy"
+
+
+def read_entry(path: Path, shape: tuple[int, int]) -> np.ndarray | None:
+    """The embeddings stored at ``path``; None (with a warning) when the file does not load as an array of
+    floats of ``shape``."""
+    try:
+        emb = np.load(path)
+    except (OSError, ValueError, EOFError) as e:
+        logger.warning("%s: unreadable embedding cache entry (%s); discarding it and encoding again", path, e)
+        return None
+    if emb.shape != shape or emb.dtype.kind != "f":
+        logger.warning("%s: embedding cache entry holds %s %s, not %s floats; discarding it and encoding again",
+                       path, emb.dtype, emb.shape, shape)
+        return None
+    return emb
+
+
+def cached_document_embeddings(encoder: DualEncoder, texts: list[str], cache_dir: str | Path | None,
+                               batch_size: int = 64, show_progress_bar: bool = True) -> np.ndarray:
+    """Encode ``texts`` as documents, reusing ``cache_dir/<key>.npy`` when present and sound; no cache when
+    ``cache_dir`` is None or '' (the commands' ``--cache-dir ''``, which must not mean the working directory)."""
+    if cache_dir is None or str(cache_dir) == "":
+        return encoder.encode_documents(texts, batch_size, show_progress_bar)
+    path = cache_path(encoder, texts, cache_dir)
+    if path.is_file() and (emb := read_entry(path, (len(texts), encoder.dim))) is not None:
+        return emb
     emb = encoder.encode_documents(texts, batch_size, show_progress_bar)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, emb)
+    save_with(lambda partial: np.save(partial, emb), path)
     return emb

@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from retrieval.config import option, parse_command, write_config
+from retrieval.config import option, parse_command
 from retrieval.data.jsonio import DataError, iter_jsonl
+from retrieval.data.paths import default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
 from retrieval.trends.corpus import Corpus, load_corpus
@@ -241,8 +242,9 @@ class TrendAskArguments(TrendConfig):
         "lenient (also relative stamps, against the wall clock) or a strptime format such as '%d.%m.%Y %H:%M'")
     llm: str | dict = option("smollm2", "LLM spec for the report and confirmation, or 'none' (extractive report)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
-    cache_dir: str = option("runs/cache/trends", "embedding cache ('' for none)")
-    output_dir: str = option(help="output folder: trend.json, volume.png, report.md, config.yaml", aliases=["--out"])
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("trends"))
+    output_dir: str = option(help="output folder: trend.json, volume.png, report.md, config.yaml (replaced "
+        "whole; a folder holding other files is refused)", aliases=["--out"])
 
     def trend_config(self) -> TrendConfig:
         return TrendConfig(**{f.name: getattr(self, f.name) for f in fields(TrendConfig)})
@@ -253,10 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                             prog="python -m retrieval.trends.analysis", description=__doc__.split("\n")[0])
 
     from models.dual_encoder import load_encoder
-    from retrieval.trends.report import write_trend_outputs
+    from retrieval.trends.report import check_output_dir, write_trend_outputs
 
     config = args.trend_config()
     try:
+        check_output_dir(args.output_dir)  # before the work: the report will replace this folder whole
         corpus = load_corpus(args.docs, load_encoder(args.encoder), args.format, args.tz, args.sample,
                              args.cache_dir or None, timestamps=args.timestamps)
     except (DataError, ValueError) as e:
@@ -276,8 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    paths = write_trend_outputs(result, args.output_dir, backend=backend, config=config)
-    paths["config"] = write_config(args)
+    paths = write_trend_outputs(result, args.output_dir, backend=backend, config=config, settings=args)
     print(f"topic: {result.topic!r}  period: {result.period}  window: {result.start} .. {result.end}")
     print(f"threshold: {result.threshold.value:.3f} ({result.threshold.method})  "
           f"documents: {result.n_window} in the window, {len(result.skipped)} skipped (no usable timestamp)")

@@ -8,13 +8,15 @@ the counts and samples takes its place: the counts, samples and plot never depen
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+from retrieval.atomic import replacing_folder, save_with, write_json, write_text
+from retrieval.config import save_config
+from retrieval.data.jsonio import DataError
 from retrieval.trends.result import TrendResult
 
 REPORT_SYSTEM_PROMPT = ("You write short, factual trend reports from counts of documents per period. "
@@ -60,8 +62,7 @@ def plot_volume(result: TrendResult, path: str | Path) -> Path:
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
     ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    save_with(lambda partial: fig.savefig(partial, dpi=120), path)
     plt.close(fig)
     return path
 
@@ -186,23 +187,47 @@ def markdown_report(result: TrendResult, narrative: str | None = None, llm_info:
     return "\n".join(out) + "\n"
 
 
-def write_trend_outputs(result: TrendResult, out_dir: str | Path, backend=None, config=None) -> dict[str, Path]:
-    """Write ``trend.json``, ``volume.png`` and ``report.md`` to ``out_dir``; an LLM failure (or none) gives the
-    extractive report, never a missing one."""
+OUTPUT_FILES = {"plot": "volume.png", "report": "report.md", "json": "trend.json", "config": "config.yaml"}
+
+
+def check_output_dir(out_dir: str | Path) -> Path:
+    """``out_dir``, when it is new or holds only a trend report's files; else a DataError naming what else is
+    there, since :func:`write_trend_outputs` replaces the folder whole."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"plot": plot_volume(result, out_dir / "volume.png")}
+    if out_dir.exists() and not out_dir.is_dir():
+        raise DataError(f"{out_dir}: not a folder; --output-dir names the folder the report is written as")
+    other = sorted(p.name for p in out_dir.iterdir() if p.name not in OUTPUT_FILES.values()) if out_dir.is_dir() else []
+    if other:
+        raise DataError(f"{out_dir}: holds {other[:5]}{' ...' if len(other) > 5 else ''} besides a trend report; "
+                        "the report replaces its folder whole, so give a new folder or one holding only a report")
+    return out_dir
+
+
+def write_trend_outputs(result: TrendResult, out_dir: str | Path, backend=None, config=None,
+                        settings=None) -> dict[str, Path]:
+    """Write ``trend.json``, ``volume.png`` and ``report.md`` (and ``config.yaml``, the command's ``settings``,
+    when given) as the folder ``out_dir``; an LLM failure (or none) gives the extractive report, never a
+    missing one.
+
+    The files are written into a staging folder beside ``out_dir`` that then replaces it whole, so a run
+    stopped midway leaves the previous report as it was, never a new plot beside an old report. A folder
+    holding anything else is refused (:func:`check_output_dir`).
+    """
+    out_dir = check_output_dir(out_dir)
+    names = {key: name for key, name in OUTPUT_FILES.items() if key != "config" or settings is not None}
     narrative, info = (None, {}) if backend is None else llm_narrative(result, backend)
-    (out_dir / "report.md").write_text(markdown_report(result, narrative, info))
-    paths["report"] = out_dir / "report.md"
     data = {**result.to_dict(), "report": {"llm": info or None, "extractive": narrative is None}}
     if config is not None:
         from dataclasses import asdict
 
         data["config"] = asdict(config)
-    (out_dir / "trend.json").write_text(json.dumps(data, indent=2, default=str))
-    paths["json"] = out_dir / "trend.json"
-    return paths
+    with replacing_folder(out_dir) as staging:
+        plot_volume(result, staging / names["plot"])
+        write_text(staging / names["report"], markdown_report(result, narrative, info))
+        write_json(staging / names["json"], data, indent=2, default=str)
+        if settings is not None:
+            save_config(settings, staging / names["config"])
+    return {key: out_dir / name for key, name in names.items()}
 
 
 def _label(result: TrendResult, p) -> str:
