@@ -104,7 +104,8 @@ def test_chat_ends_bad_input_with_one_line(tmp_path, capsys, monkeypatch):
         chat.cli()
     assert stop.value.code == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith(f"error: {tmp_path / 'nothing'}: no table_retriever.json, so this is not a complete")
+    assert err[-1] == (f"error: {tmp_path / 'nothing'}: no such folder (a Dense Table Retriever checkpoint folder, "
+                       "written by train/dtr.py or DenseTableRetriever.save_pretrained)")
     assert "Traceback" not in "\n".join(err)
 
 

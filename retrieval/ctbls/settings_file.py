@@ -25,6 +25,8 @@ def save_settings(settings, folder: str | Path, name: str) -> Path:
 def load_settings(cls: type[S], folder: str | Path, name: str, stage: str, writer: str) -> S:
     """The ``cls`` settings saved as ``folder/name``; a FileNotFoundError saying what to do when there are none."""
     file = Path(folder, name)
+    if not Path(folder).is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder (a {stage} checkpoint folder, written by {writer})")
     if not file.is_file():
         raise FileNotFoundError(
             f"{folder}: no {name}, so this is not a complete {stage} checkpoint: the text settings its encoder "

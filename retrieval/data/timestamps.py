@@ -36,7 +36,8 @@ TIMESTAMP_MODES = ("strict", "lenient")
 NAIVE_STAMP_ZONE = ZoneInfo("UTC")
 # Year-month(-day) at the start: a string that says it is ISO 8601, so is read as ISO 8601 or not at all.
 ISO_SHAPED = re.compile(r"\s*[+-]?\d{4}-\d{1,2}(?:-\d{1,2})?(?![\d/])")
-LENIENT_HINT = "pass timestamps='lenient' to read it with dateparser, against the wall clock"
+LENIENT_HINT = ("pass --timestamps lenient (timestamps='lenient' in Python) to read it with dateparser, "
+                "against the wall clock")
 
 
 def as_timezone(tz: str | tzinfo | None) -> tzinfo:
