@@ -31,6 +31,7 @@ COMMANDS = [
     ("retrieval.memory.temporal_memory", ["ask"], "AskArguments"),
     ("retrieval.trends.analysis", ["ask"], "TrendAskArguments"),
     ("retrieval.llm.speed", [], "SpeedArguments"),
+    ("retrieval.data.export", [], "ExportArguments"),
     ("benchmarks.encode", [], "EncodeArguments"),
     ("benchmarks.index", [], "IndexArguments"),
     ("benchmarks.temporal_calls", [], "TemporalCallsArguments"),
@@ -72,7 +73,7 @@ def test_console_scripts_name_real_commands():
     modules = {target.split(":")[0] for target in scripts.values()}
     assert {"eval.retrieval", "eval.state_tracking", "eval.response", "eval.temporal", "eval.locomo_temporal",
             "eval.trends", "retrieval.ctbls.chat", "retrieval.memory.temporal_memory",
-            "retrieval.trends.analysis", "train.dtr", "train.state_tracker"} <= modules
+            "retrieval.trends.analysis", "retrieval.data.export", "train.dtr", "train.state_tracker"} <= modules
     for name, target in scripts.items():
         module, _, attr = target.partition(":")
         assert callable(getattr(importlib.import_module(module), attr)), name

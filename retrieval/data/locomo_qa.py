@@ -28,6 +28,13 @@ class EvidenceQuestion:
     question: str
     category: int
     evidence: tuple[int, ...]  # response_idx of the evidence turns
+    answer: str | None = None  # the reference answer as text (None where there is none: most of category 5)
+    adversarial_answer: str | None = None  # category 5's ``adversarial_answer``, as the file gives it
+
+
+def _text(value: object) -> str | None:
+    """An answer as text: LoCoMo writes some as numbers (``2022``)."""
+    return None if value is None else str(value)
 
 
 def evidence_questions(sample: dict, utterances: Sequence[Utterance],
@@ -42,5 +49,5 @@ def evidence_questions(sample: dict, utterances: Sequence[Utterance],
                            if isinstance(e, str) and e.strip() in turn_of})
         if evidence:
             out.append(EvidenceQuestion(str(sample.get("sample_id", "")), qa["question"], qa["category"],
-                                        tuple(evidence)))
+                                        tuple(evidence), _text(qa.get("answer")), _text(qa.get("adversarial_answer"))))
     return out
