@@ -183,7 +183,8 @@ def _launch(num_processes: int, batch: int, data: Path, backbone: Path, out: Pat
            str(REPO / "train" / "dtr.py"), "--data-dir", str(data), "--output-dir", str(out),
            "--model-name-or-path", str(backbone), "--per-device-train-batch-size", str(batch),
            "--max-train-steps", "3", "--learning-rate", "1e-3", "--num-warmup-steps", "0",
-           "--val-distractors", "2", "--max-document-length", "32", "--max-query-length", "32"]
+           "--val-distractors", "2", "--max-document-length", "32", "--max-query-length", "32",
+           "--cache-dir", str(out.parent / "cache")]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
            "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)

@@ -104,7 +104,7 @@ def test_training_validates_on_held_out_conversations_and_saves_a_loadable_encod
         "--locomo", str(locomo_file), "--model-name-or-path", tiny_backbone, "--output-dir", str(out),
         "--train-samples", "conv-a,conv-b", "--val-samples", "conv-v", "--per-device-train-batch-size", "4",
         "--max-train-steps", "3", "--learning-rate", "1e-3", "--num-warmup-steps", "1",
-        "--max-document-length", "32"])
+        "--max-document-length", "32", "--cache-dir", str(tmp_path / "cache")])
     assert results["steps"] == 3 and results["train_examples"] == 28
     record = results["epochs"][0]
     assert record["n"] == 7 and 0.0 <= record["top1"] <= record["top3"] <= record["top10"] <= 1.0

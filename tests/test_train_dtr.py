@@ -37,7 +37,7 @@ def run(tiny_backbone, data, out, *extra):
     return dtr.main(["--data-dir", str(data), "--output-dir", str(out), "--model-name-or-path", tiny_backbone,
                      "--per-device-train-batch-size", "2", "--max-train-steps", "6", "--checkpointing-steps", "2",
                      "--learning-rate", "1e-3", "--num-warmup-steps", "1", "--val-distractors", "3",
-                     "--max-document-length", "32", *extra])
+                     "--max-document-length", "32", "--cache-dir", str(Path(out).parent / "cache"), *extra])
 
 
 def test_training_writes_results_and_loadable_checkpoint(tiny_backbone, tiny_ottqa, tmp_path):

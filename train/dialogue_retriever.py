@@ -10,7 +10,8 @@ The untuned MiniLM matches a question to utterances that are about the same thin
 planner's content query: time expressions and the participants' names removed) and one of its evidence
 turns, in each of the two texts the conversation table indexes (the utterance, and the utterance after the
 turn it follows). Hard negatives: the best BM25 turns of the evidence's days that are not evidence, the pool
-the content ranking sorts at answer time. Loss: in-batch contrastive, the table retriever's.
+the content ranking sorts at answer time. Loss: in-batch contrastive, the table retriever's. The pairs are
+tokenised once through ``datasets``, as the table retriever's are (train/data.py).
 Validation: MRR@10 and top-k of the ``val_samples``' questions ranked by the temporal memory's content
 ranking (dense + BM25, both views, speaker prior) within their evidence days.
 
@@ -31,12 +32,19 @@ from models.losses import InBatchContrastiveLoss  # noqa: E402
 from retrieval.config import option, parse_config  # noqa: E402
 from retrieval.data.jsonio import DataError, run_cli  # noqa: E402
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
+from retrieval.data.paths import default_cache_dir  # noqa: E402
 from retrieval.memory.conversation_table import ConversationTable, turn_texts  # noqa: E402
 from retrieval.memory.temporal_memory import TemporalMemory  # noqa: E402
 from retrieval.search.bm25 import BM25Retriever  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
 from train.args import TrainingArguments  # noqa: E402
-from train.data import PairCollator, cap  # noqa: E402
+from train.data import (  # noqa: E402
+    PAIR_FIELDS,
+    TokenizedPairCollator,
+    cap,
+    tokenized_cache,
+    tokenized_examples,
+)
 from train.loop import make_accelerator, train  # noqa: E402
 
 
@@ -51,6 +59,8 @@ class DialogueRetrieverArguments(TrainingArguments):
     train_samples: str | None = option(None, "comma-separated sample ids (default: all but val_samples)")
     val_samples: str = option("conv-30", "comma-separated sample ids for validation")
     hard_negatives: int = option(2, "BM25 turns of the evidence days per pair")
+    cache_dir: str | None = option(help="cache folder: the tokenised pairs go to tokenized/ there ('' for none)",
+                                   default_factory=default_cache_dir)
 
     def locomo_file(self) -> str:
         return self.locomo or str(Path(self.data_dir) / "locomo" / "locomo_open.json")
@@ -133,12 +143,14 @@ def main(argv: list[str] | None = None) -> dict:
                         f"in the training samples")
     accelerator.print(f"{len(pairs)} training pairs from {len(train_samples)} conversations; "
                       f"validation on {[s.get('sample_id') for s in val_samples]}")
+    with accelerator.main_process_first():  # the first process tokenises, the others read its cache file
+        examples = tokenized_examples(pairs, encoder, PAIR_FIELDS, tokenized_cache(args.cache_dir))
     loss_fn = InBatchContrastiveLoss(args.temperature, False, args.gather_across_processes)
 
     def compute_loss(model, batch):
         return loss_fn(model(batch["query"], "query"), model(batch["document"], "document"), batch["doc_id"])
 
-    return train(args, accelerator, encoder, pairs, PairCollator(encoder), compute_loss,
+    return train(args, accelerator, encoder, examples, TokenizedPairCollator(encoder), compute_loss,
                  make_validation(val_samples, args), project_name="dialogue_retriever")
 
 

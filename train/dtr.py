@@ -9,7 +9,9 @@
     ctbls-train-dtr --config configs/dtr.yaml         # the console script: one process, as accelerate --cpu would
 
 Pairs: (question, its table's text) for the questions of the train split's tables, plus
-optional self-supervised (pseudo-query, table) pairs from tables outside val and test.
+optional self-supervised (pseudo-query, table) pairs from tables outside val and test; tokenised
+once through ``datasets`` (train/data.py: ``map``, cached by content; the same batches as tokenising
+each batch's texts).
 Validation: MRR@10 of the val split's questions over the val tables plus distractors.
 """
 
@@ -30,11 +32,18 @@ from retrieval.ctbls.table_text import TABLE_FIELDS  # noqa: E402
 from retrieval.data.jsonio import run_cli  # noqa: E402
 from retrieval.data.ottqa import load_questions, load_tables  # noqa: E402
 from retrieval.data.ottqa_conversations import table_split  # noqa: E402
+from retrieval.data.paths import default_cache_dir  # noqa: E402
 from retrieval.data.synthetic import pseudo_queries  # noqa: E402
 from retrieval.search.bm25 import BM25Retriever  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
 from train.args import TrainingArguments  # noqa: E402
-from train.data import PairCollator, cap  # noqa: E402
+from train.data import (  # noqa: E402
+    PAIR_FIELDS,
+    TokenizedPairCollator,
+    cap,
+    tokenized_cache,
+    tokenized_examples,
+)
 from train.loop import make_accelerator, train  # noqa: E402
 
 
@@ -50,6 +59,8 @@ class DTRArguments(TrainingArguments):
     max_synthetic_examples: int | None = option(None, "cap on the pseudo-query pairs")
     val_distractors: int = option(1000, "extra tables in the validation pool")
     hard_negatives: int = option(0, "BM25-mined wrong tables per pair")
+    cache_dir: str | None = option(help="cache folder: the tokenised pairs go to tokenized/ there ('' for none)",
+                                   default_factory=default_cache_dir)
 
 
 def build_pairs(args: DTRArguments, tables: dict, settings: TableTextSettings) -> list[dict]:
@@ -107,12 +118,14 @@ def main(argv: list[str] | None = None) -> dict:
         max_document_length=args.max_document_length)
     pairs = build_pairs(args, tables, settings)
     accelerator.print(f"{len(pairs)} training pairs")
+    with accelerator.main_process_first():  # the first process tokenises, the others read its cache file
+        examples = tokenized_examples(pairs, encoder, PAIR_FIELDS, tokenized_cache(args.cache_dir))
     loss_fn = InBatchContrastiveLoss(args.temperature, args.symmetric_loss, args.gather_across_processes)
 
     def compute_loss(model, batch):
         return loss_fn(model(batch["query"], "query"), model(batch["document"], "document"), batch["doc_id"])
 
-    return train(args, accelerator, encoder, pairs, PairCollator(encoder), compute_loss,
+    return train(args, accelerator, encoder, examples, TokenizedPairCollator(encoder), compute_loss,
                  make_validation(args, tables, settings), project_name="dtr", save_settings=settings.save)
 
 

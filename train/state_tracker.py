@@ -6,7 +6,8 @@
     ctbls-train-tracker --config configs/state_tracker.yaml   # the console script: one process
 
 Examples: every turn of the train split's OTT-QA conversations with an answer cell gives
-(history + query, answer cell, K other cells of the same table); see train/triplets.py.
+(history + query, answer cell, K other cells of the same table); see train/triplets.py. They are
+tokenised once through ``datasets`` (train/data.py), the batches the same as tokenising their texts.
 With --synthetic-per-table N, N pseudo-query turns per train table join them
 (retrieval/data/synthetic.py: other cells of the row, the column header, a span of the linked page).
 Loss: the paper's triplet margin loss (L2 distance) over the K negatives, or the DTR's
@@ -39,9 +40,15 @@ from retrieval.data.synthetic import pseudo_cell_queries  # noqa: E402
 from retrieval.data.types import Conversation, Turn  # noqa: E402
 from retrieval.search.metrics import ranking_metrics  # noqa: E402
 from train.args import TrainingArguments  # noqa: E402
-from train.data import cap  # noqa: E402
+from train.data import (  # noqa: E402
+    TRIPLET_FIELDS,
+    TokenizedTripletCollator,
+    cap,
+    tokenized_cache,
+    tokenized_examples,
+)
 from train.loop import make_accelerator, train  # noqa: E402
-from train.triplets import MINERS, TripletCollator, build_triplets  # noqa: E402
+from train.triplets import MINERS, build_triplets  # noqa: E402
 
 LOSSES = ("triplet", "contrastive")
 
@@ -68,7 +75,8 @@ class StateTrackerArguments(TrainingArguments):
     val_max_tables: int | None = option(None, "cap on val tables (quick runs)")
     synthetic_per_table: int = option(0, "self-supervised (pseudo-query, cell) turns per train-split table, added to "
         "the real turns")
-    cache_dir: str | None = option(help="cell embedding cache for mining", default_factory=default_cache_dir)
+    cache_dir: str | None = option(help="cache folder: cell embeddings for mining, the tokenised triplets in "
+                                        "tokenized/ ('' for none)", default_factory=default_cache_dir)
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -133,6 +141,8 @@ def main(argv: list[str] | None = None) -> dict:
     if accelerator.is_main_process:
         write_json(Path(args.output_dir, "training_data.json"), {"examples": len(examples), **counts}, indent=2)
 
+    with accelerator.main_process_first():  # the first process tokenises, the others read its cache file
+        tokenized = tokenized_examples(examples, encoder, TRIPLET_FIELDS, tokenized_cache(args.cache_dir))
     contrastive = InBatchContrastiveLoss(args.temperature, False, args.gather_across_processes)
 
     def compute_loss(model, batch):
@@ -145,7 +155,7 @@ def main(argv: list[str] | None = None) -> dict:
         ids = torch.cat([batch["pos_id"], batch["neg_ids"].flatten()])
         return contrastive(anchors, torch.cat([positives, negatives]), ids)
 
-    return train(args, accelerator, encoder, examples, TripletCollator(encoder), compute_loss,
+    return train(args, accelerator, encoder, tokenized, TokenizedTripletCollator(encoder), compute_loss,
                  make_validation(args, tables, passages, questions, settings), project_name="state_tracker",
                  save_settings=settings.save)
 
