@@ -73,5 +73,8 @@ def test_settings_round_trip(tmp_path):
     s = CellTextSettings(row_context="row", max_passage_words=None, history_turns=2)
     s.save(tmp_path)
     assert CellTextSettings.load(tmp_path) == s
-    with pytest.raises(FileNotFoundError, match=r"nothing: no state_tracker.json, so this is not a complete cell"):
-        CellTextSettings.load(tmp_path / "nothing")  # never the defaults: they may not be what was trained
+    (tmp_path / "encoder_only").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"encoder_only: no state_tracker.json, so this is not a complete cell"):
+        CellTextSettings.load(tmp_path / "encoder_only")  # never the defaults: they may not be what was trained
+    with pytest.raises(FileNotFoundError, match=r"nothing: no such folder \(a cell state tracker checkpoint"):
+        CellTextSettings.load(tmp_path / "nothing")

@@ -115,7 +115,7 @@ def test_the_commands_end_with_one_line_naming_the_folder(folders, tiny_backbone
     assert f"{folders['empty']}: no state_tracker.json" in err
     err = one_line_error(capsys, state_tracking.main, [*files, "--tracker", str(folders["missing"]),
                                                        "--passages", ""])
-    assert f"{folders['missing']}: no state_tracker.json" in err
+    assert f"{folders['missing']}: no such folder" in err
 
 
 def test_temporal_and_trend_commands_refuse_a_causal_encoder(folders, tmp_path, capsys):
