@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from accelerate.state import AcceleratorState
+from card_checks import check_card, epoch_records
 from ctbls_fixtures import split_uids
 
 from eval import state_tracking
@@ -94,6 +95,11 @@ def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottq
     tracker = CellStateTracker.from_pretrained(out)
     assert tracker.settings.row_context == "row"
     assert CellStateTracker.from_pretrained(out / "last").settings == tracker.settings
+    best, last = epoch_records(out)
+    for folder, record in ((out, best), (out / "last", last)):  # each with its card; the snippets run as written
+        check_card(folder, tmp_path, record, ["OTT-QA"])
+    assert "`state_tracker.json`" in (out / "README.md").read_text() and "the rest of the row" in (
+        out / "README.md").read_text()
 
 
 def test_pseudo_cell_queries_hide_the_target_and_use_its_page():
