@@ -142,6 +142,7 @@ def test_evaluation_compares_methods_in_both_settings(tiny_backbone, tiny_ottqa,
         "--passages", str(ottqa / "passages_dev.jsonl"), "--cache-dir", str(tmp_path / "cache"),
         "--output", str(tmp_path / "eval.json")])
     assert json.loads((tmp_path / "eval.json").read_text()) == json.loads(json.dumps(results))
+    assert (tmp_path / "eval.png").read_bytes().startswith(b"\x89PNG")  # the chart beside the JSON
     data = results["_data"]
     assert (data["conversations"], data["turns"], data["turns_scored"]) == (2, 8, 6)
     assert data["answer_cells_outside_table"] == 2 and data["turns_without_valid_answer_cell"] == 2

@@ -168,7 +168,8 @@ def validate(run: Run, evaluate: Callable[[DualEncoder], dict[str, float]], reco
     if accelerator.is_main_process:
         model = accelerator.unwrap_model(run.model)
         record.update(evaluate(model))
-        accelerator.log({f"val/{k}": v for k, v in record.items() if isinstance(v, float)}, step=run.step)
+        accelerator.log({f"val/{k}": v for k, v in record.items() if isinstance(v, float) and k != "loss"},
+                        step=run.step)  # the record's loss is the training loss, logged as train/loss
         if record.get(metric_for_best, -math.inf) > best:
             best = record[metric_for_best]
             write_model_into(model, run.out, run.save_settings, card_writer(run, record, "best"))
