@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def list_pictures(folder: Path) -> list[Path]:
     """Print the pictures under ``folder`` (training curves, evaluation charts, the trend plot), and return them."""
-    pictures = sorted(p for p in folder.rglob("*.png") if not any(part.startswith(".") for part in p.parts))
+    pictures = sorted(p for p in folder.rglob("*.png")  # not a partial file, nor one in a staging folder
+                      if not any(part.startswith(".") for part in p.relative_to(folder).parts))
     print(f"\n=== pictures ({len(pictures)})")
     for picture in pictures:
         print(f"  {picture}")

@@ -43,3 +43,16 @@ def test_temporal_charts_show_the_rule_planner_then_the_baselines():
         "semantic_meta@10"]
     colours = plots.temporal_colours(plots.temporal_series("time", methods))
     assert len(set(colours.values())) == len(colours)  # every method its own colour
+
+
+def test_the_demo_lists_the_pictures_it_wrote(tmp_path, capsys):
+    from eval.demo import list_pictures
+
+    for name in ("dtr/training_curves.png", "eval_retrieval.png", "trends_painting/volume.png",
+                 ".eval_x.123-ab.partial.png", "dtr/README.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(PNG)
+    listed = list_pictures(tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in listed] == [
+        "dtr/training_curves.png", "eval_retrieval.png", "trends_painting/volume.png"]  # no partial file
+    assert "=== pictures (3)" in capsys.readouterr().out
