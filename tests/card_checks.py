@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from huggingface_hub import ModelCard
 
 from models.dual_encoder import DualEncoder
 
@@ -56,6 +57,9 @@ def check_card(folder: Path, cwd: Path, record: dict | None, datasets: list[str]
     if record is not None:
         metrics = model_index_metrics(meta)
         assert metrics == {k: round(v, 4) for k, v in record.items() if isinstance(v, float) and k != "loss"}
+        hub = ModelCard(card).data  # the hub's own parser reads the same results
+        assert {r.metric_type: r.metric_value for r in hub.eval_results} == metrics
+        assert hub.library_name == "sentence-transformers"
         assert f"| {record['epoch'] + 1} (this model) | {record['step']} |" in card
     config = Path(folder.parent if folder.name == "last" else folder, "config.yaml").read_text()
     assert "```yaml\n" + config.strip() + "\n```" in card  # the training config, as the run wrote it
