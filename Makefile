@@ -20,13 +20,18 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 setup: $(VENV)/.installed
 
+# The trackers (`--report-to tensorboard` / `wandb`), for the suite's tracker tests; the default path needs neither.
+$(VENV)/.trackers: $(VENV)/.installed
+	$(PIP) install -q -e ".[dev,trackers]"
+	touch $@
+
 demo: setup
 	$(PY) -m eval.demo
 
-test: setup
+test: setup $(VENV)/.trackers
 	$(PY) -m pytest -m "not slow" -q --durations=15; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
-test-all: setup
+test-all: setup $(VENV)/.trackers
 	$(PY) -m pytest -q
 
 lint: setup

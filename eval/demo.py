@@ -106,7 +106,20 @@ def main(argv: list[str] | None = None) -> None:
     print_results(json.loads((RUNS / "eval_retrieval.json").read_text()))
     results = json.loads((dtr / "all_results.json").read_text())
     print(f"\nDTR training: {results['steps']} steps in {results['train_runtime_s']} s. Everything is under {RUNS}/: "
-          "eval_*.json for the figures, trends_painting/volume.png for the plot.")
+          "eval_*.json for the figures, each with its chart beside it; each model folder has a README.md card.")
+    list_pictures(RUNS)
+
+
+def list_pictures(folder: Path) -> list[Path]:
+    """Print the pictures under ``folder`` (training curves, evaluation charts, the trend plot), and return them."""
+    pictures = sorted(p for p in folder.rglob("*.png")  # not a partial file, nor one in a staging folder
+                      if not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    print(f"\n=== pictures ({len(pictures)})")
+    for picture in pictures:
+        print(f"  {picture}")
+    if not pictures:
+        print(f"  (none under {folder}/: stages skipped from an older demo drew none; --force redraws them)")
+    return pictures
 
 
 if __name__ == "__main__":

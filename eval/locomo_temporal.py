@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from eval.plots import locomo_chart, write_chart
 from eval.report import read_reports, require_disjoint
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
@@ -138,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output:
         write_json(args.output, report, indent=2)
         write_config(args)
+        write_chart(locomo_chart, report, args.output)
     return 0
 
 

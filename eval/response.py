@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from rouge_score import rouge_scorer
 
+from eval.plots import response_chart, write_chart
 from eval.report import run_cli, write_json
 from retrieval.atomic import write_text
 from retrieval.config import option, parse_config, write_config
@@ -274,6 +275,7 @@ def main(argv: list[str] | None = None) -> dict:
                              "dtr": a.dtr, "tracker": a.tracker, "questions": a.questions, **report.as_dict()})
     print_results(results)
     write_json(a.output, results)
+    write_chart(response_chart, results, a.output)
     if a.predictions:
         write_text(a.predictions, "".join(json.dumps(r) + "\n" for r in records))
     write_config(a)

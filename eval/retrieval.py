@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from eval.plots import retrieval_chart, write_chart
 from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_config, write_config
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> dict:
                        a.baseline, a.cache_dir or None, a.batch_size, a.bf16)
     print_results(results)
     write_json(a.output, results)
+    write_chart(retrieval_chart, results, a.output)
     write_config(a)
     return results
 

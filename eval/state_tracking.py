@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from eval.plots import state_tracking_chart, write_chart
 from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_config, write_config
@@ -234,6 +235,7 @@ def main(argv: list[str] | None = None) -> dict:
             print(json.dumps(rows["_table_found"]))
     print(json.dumps(results["_data"]))
     write_json(a.output, results)
+    write_chart(state_tracking_chart, results, a.output)
     write_config(a)
     return results
 

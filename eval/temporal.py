@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from eval.plots import temporal_chart, write_chart
 from eval.report import read_reports, require_disjoint
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
@@ -305,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if config.output:
         write_json(config.output, report, indent=2)
         print(f"\nwrote {config.output} and {write_config(config)}")
+        write_chart(temporal_chart, report, config.output)
     return 0
 
 

@@ -16,6 +16,7 @@ def test_eval_retrieval_reports_all_methods_and_pools(tiny_backbone, tmp_path, c
                     "--baseline", tiny_backbone, "--cache-dir", str(tmp_path / "cache"), "--output", str(out)])
     results = json.loads(out.read_text())
     assert set(results) == {"all_tables", "split_tables", "_data"}
+    assert (tmp_path / "res.png").read_bytes().startswith(b"\x89PNG")  # the chart beside the JSON
     for pool in ("all_tables", "split_tables"):
         assert {"bm25", "untuned", "dtr", "bm25+dtr (rrf)"} <= set(results[pool])
         for metrics in (v for k, v in results[pool].items() if not k.startswith("_")):

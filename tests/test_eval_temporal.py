@@ -55,6 +55,7 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     printed = capsys.readouterr().out
     assert code == 0 and "== time questions" in printed and "semantic_meta@2" in printed and "p95" in printed
     report = json.loads(out.read_text())
+    assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG")  # the chart beside the JSON
     rule = report["results"]["rule"]["time"]
     assert rule["dates"]["recall"] == 100.0 and rule["dates"]["f2"] == 100.0 and rule["all"]["n"] == 3
     assert report["results"]["rule/rewrite"]["ambiguous"]["all"]["recall"] == 100.0
@@ -72,6 +73,7 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     assert temporal.main(["--merge", str(out), str(other), "--output", str(merged_path)]) == 0
     merged = json.loads(merged_path.read_text())
     assert merged["results"]["rule"]["time"]["all"] == {**rule["all"], "n": 6}
+    assert (tmp_path / "merged.png").is_file()
     assert merged["latency"]["all"]["n"] == 14 and merged["logs"] == ["1", "2"]
     capsys.readouterr()
     assert temporal.main(["--merge", str(out), str(out)]) == 2  # the same log twice would count double
@@ -113,6 +115,7 @@ def test_locomo_temporal_merge_weights_by_questions(tmp_path, capsys):
     assert locomo_temporal.main(["--merge", *map(str, paths), "--output", str(out)]) == 0
     merged = json.loads(out.read_text())
     assert merged["n_questions"] == 4 and merged["samples"] == ["conv-a", "conv-b", "conv-c"]
+    assert (tmp_path / "merged.png").read_bytes().startswith(b"\x89PNG")
     assert merged["results"]["semantic"] == {"recall@1": 40.0, "recall@5": 100.0}
     assert "recall@5" in capsys.readouterr().out
     assert locomo_temporal.main(["--merge", str(paths[0]), str(paths[0])]) == 2  # overlapping samples

@@ -79,6 +79,7 @@ def test_command_prints_and_writes_results_and_predictions(tiny, tmp_path, monke
         "--cache", "", "--cache-dir", "", "--max-conversations", "2", "--output", str(out),
         "--predictions", str(preds)])
     assert json.loads(out.read_text()) == json.loads(json.dumps(results))
+    assert (tmp_path / "r.png").read_bytes().startswith(b"\x89PNG")  # the chart beside the JSON
     assert results["_data"]["conversations"] == 2 and results["_data"]["max_conversations"] == 2
     assert len(preds.read_text().splitlines()) == 4
     printed = capsys.readouterr().out

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from accelerate.state import AcceleratorState
+from card_checks import check_card, epoch_records
 from ctbls_fixtures import split_uids
 
 from eval import state_tracking
@@ -94,6 +95,11 @@ def test_training_writes_results_and_a_loadable_tracker(tiny_backbone, tiny_ottq
     tracker = CellStateTracker.from_pretrained(out)
     assert tracker.settings.row_context == "row"
     assert CellStateTracker.from_pretrained(out / "last").settings == tracker.settings
+    best, last = epoch_records(out)
+    for folder, record in ((out, best), (out / "last", last)):  # each with its card; the snippets run as written
+        check_card(folder, tmp_path, record, ["OTT-QA"])
+    assert "`state_tracker.json`" in (out / "README.md").read_text() and "the rest of the row" in (
+        out / "README.md").read_text()
 
 
 def test_pseudo_cell_queries_hide_the_target_and_use_its_page():
@@ -136,6 +142,7 @@ def test_evaluation_compares_methods_in_both_settings(tiny_backbone, tiny_ottqa,
         "--passages", str(ottqa / "passages_dev.jsonl"), "--cache-dir", str(tmp_path / "cache"),
         "--output", str(tmp_path / "eval.json")])
     assert json.loads((tmp_path / "eval.json").read_text()) == json.loads(json.dumps(results))
+    assert (tmp_path / "eval.png").read_bytes().startswith(b"\x89PNG")  # the chart beside the JSON
     data = results["_data"]
     assert (data["conversations"], data["turns"], data["turns_scored"]) == (2, 8, 6)
     assert data["answer_cells_outside_table"] == 2 and data["turns_without_valid_answer_cell"] == 2

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from accelerate.state import AcceleratorState
+from card_checks import check_card
 
 from retrieval.data.jsonio import DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_utterances
@@ -109,6 +110,9 @@ def test_training_validates_on_held_out_conversations_and_saves_a_loadable_encod
     record = results["epochs"][0]
     assert record["n"] == 7 and 0.0 <= record["top1"] <= record["top3"] <= record["top10"] <= 1.0
     assert (out / "model.safetensors").is_file() and (out / "config.yaml").is_file()
+    meta = check_card(out, tmp_path, record, ["LoCoMo"])  # the card, its snippets run as written
+    assert meta["license"] == "cc-by-nc-4.0"  # LoCoMo's terms
+    assert "content query" in (out / "README.md").read_text()
     from models.dual_encoder import load_encoder
 
     encoder = load_encoder(str(out))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 from accelerate.state import AcceleratorState
+from card_checks import check_card, epoch_records
 from ctbls_fixtures import split_uids
 from safetensors.torch import load_file
 
@@ -126,3 +127,31 @@ def test_hard_negatives_are_mined_and_collated(tiny_backbone, tiny_ottqa, tmp_pa
     assert batch["doc_id"][:3].tolist() == [p["doc_id"] for p in pairs[:3]]
     results = run(tiny_backbone, tiny_ottqa, tmp_path / "hn", "--hard-negatives", "1", "--max-train-steps", "2")
     assert results["steps"] == 2
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_every_model_folder_has_a_card_whose_snippets_run_as_written(tiny_backbone, tiny_ottqa, tmp_path,
+                                                                     monkeypatch, shared):
+    monkeypatch.chdir(tmp_path)  # a relative --output-dir, as in the README's commands
+    run(tiny_backbone, tiny_ottqa, "runs/dtr", "--shared-encoder", str(shared).lower())
+    out = tmp_path / "runs" / "dtr"
+    best, last = epoch_records(out)
+    for folder, record in ((out, best), (out / "last", last)):
+        meta = check_card(folder, tmp_path, record, ["OTT-QA"], shared)
+        assert "base_model" not in meta  # a local backbone folder has no hub id
+    card = (out / "README.md").read_text()
+    assert 'SentenceTransformer("runs/dtr' in card and "representation `header`" in card
+    assert "all_results.json" in card and "the best validation mrr@10" in card
+    assert not (out / "checkpoints" / "step_2" / "README.md").exists()  # resumable states carry none
+
+
+def test_each_step_loss_is_logged_and_drawn_and_survives_a_resume(tiny_backbone, tiny_ottqa, tmp_path):
+    full = run(tiny_backbone, tiny_ottqa, tmp_path / "full")
+    assert [s for s, _ in full["train_loss"]] == [1, 2, 3, 4, 5, 6]
+    assert full["epochs"][-1]["loss"] == full["train_loss"][-1][1]
+    png = (tmp_path / "full" / "training_curves.png").read_bytes()
+    assert png.startswith(b"\x89PNG")
+    shutil.rmtree(tmp_path / "full" / "checkpoints" / "step_6")  # stopped after step 4
+    resumed = run(tiny_backbone, tiny_ottqa, tmp_path / "full", "--resume-from-checkpoint", "latest")
+    assert [s for s, _ in resumed["train_loss"]] == [1, 2, 3, 4, 5, 6]
+    assert [v for _, v in resumed["train_loss"]] == pytest.approx([v for _, v in full["train_loss"]], abs=1e-6)

@@ -14,6 +14,9 @@ text would load with the default one):
   moved in last. At every moment the root holds a complete model or lacks its settings, which
   loading reports as an error.
 
+Each model folder also gets its ``README.md`` model card (train/model_card.py), written into the staging
+folder after the settings it describes, so a folder never appears without its card; resumable states have none.
+
 Staging folders are dot-folders (``.last.staging-*``, ``.step_N.staging``); one left by a killed
 run is never loaded, and a state's is cleared by the next save of that step.
 """
@@ -32,6 +35,7 @@ from models.dual_encoder import CONFIG_NAME, DualEncoder
 from retrieval.atomic import remove, rename_into_place, staging_folder, write_text
 
 SaveSettings = Callable[[Path], None]  # writes a stage's settings files into a model folder
+WriteCard = Callable[[Path, Path], None]  # writes the model card into a staged folder: (staging, final place)
 
 
 def move_files_into(staging: Path, folder: Path, last: Sequence[str]) -> None:
@@ -46,31 +50,40 @@ def move_files_into(staging: Path, folder: Path, last: Sequence[str]) -> None:
         os.replace(staging / name, folder / name)
 
 
-def stage_model(model: DualEncoder, staging: Path, save_settings: SaveSettings | None) -> list[str]:
-    """Write ``model`` and its stage's settings into ``staging``; returns the settings files, in write order."""
+def stage_model(model: DualEncoder, staging: Path, save_settings: SaveSettings | None,
+                card: WriteCard | None = None, place: Path | None = None) -> list[str]:
+    """Write ``model``, its stage's settings and (given ``card``) its card for ``place`` into ``staging``; returns
+    the settings files, in write order."""
     model.save_pretrained(staging)
     encoder_files = {p.name for p in staging.iterdir()}
     if save_settings is not None:
         save_settings(staging)
-    return [CONFIG_NAME] + sorted(p.name for p in staging.iterdir() if p.name not in encoder_files)
+    settings = [CONFIG_NAME] + sorted(p.name for p in staging.iterdir() if p.name not in encoder_files)
+    if card is not None:
+        card(staging, place or staging)
+    return settings
 
 
-def write_model(model: DualEncoder, folder: Path, save_settings: SaveSettings | None = None) -> None:
-    """Write ``model`` with its settings as the folder ``folder`` (``last/``), which appears complete."""
+def write_model(model: DualEncoder, folder: Path, save_settings: SaveSettings | None = None,
+                card: WriteCard | None = None) -> None:
+    """Write ``model`` with its settings (and card) as the folder ``folder`` (``last/``), which appears complete."""
     with staging_folder(folder.parent, folder.name) as staging:
-        stage_model(model, staging, save_settings)
+        stage_model(model, staging, save_settings, card, folder)
         rename_into_place(staging, folder)
 
 
-def write_model_into(model: DualEncoder, folder: Path, save_settings: SaveSettings | None = None) -> None:
-    """Write ``model`` with its settings into ``folder``, which holds other things too (the run's root)."""
+def write_model_into(model: DualEncoder, folder: Path, save_settings: SaveSettings | None = None,
+                     card: WriteCard | None = None) -> None:
+    """Write ``model`` with its settings (and card) into ``folder``, which holds other things too (the run's root)."""
     with staging_folder(folder, "model") as staging:
-        settings = stage_model(model, staging, save_settings)
+        settings = stage_model(model, staging, save_settings, card, folder)
         move_files_into(staging, folder, settings)
 
 
-def save_state(accelerator: Accelerator, folder: Path, history: list[dict]) -> None:
-    """accelerate's resumable state and the epoch records so far, as ``folder`` once all processes wrote theirs."""
+def save_state(accelerator: Accelerator, folder: Path, history: list[dict],
+               train_loss: list[list[float]] | None = None) -> None:
+    """accelerate's resumable state, the epoch records and the (step, loss) log so far, as ``folder`` once all
+    processes wrote theirs."""
     staging = folder.with_name(f".{folder.name}.staging")  # one name every process knows
     if accelerator.is_main_process:
         remove(staging)  # left by an interrupted run
@@ -79,6 +92,7 @@ def save_state(accelerator: Accelerator, folder: Path, history: list[dict]) -> N
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         write_text(staging / "history.json", json.dumps(history))
+        write_text(staging / "train_loss.json", json.dumps(train_loss or []))
         rename_into_place(staging, folder)
 
 

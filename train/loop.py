@@ -5,9 +5,13 @@ epochs of ``accumulate`` and ``sync_gradients`` (:func:`train_epoch`) -> ``save_
 validation each epoch, best model kept (:func:`validate`) -> last model and ``all_results.json``
 (:func:`finish`).
 
+Every optimizer step's loss is kept as (step, loss) (``train_loss`` in ``all_results.json`` and in each
+resumable state) and drawn with the validation metrics as ``training_curves.png`` (train/curves.py) at every
+epoch; each model folder carries its ``README.md`` model card (train/model_card.py).
+
 Output folder: the kept model (best validation score; the last one without validation)
 at its root, the last weights in ``last/``, resumable states in ``checkpoints/step_N``; each
-model with its stage's settings, and each folder complete when it appears (train/checkpoints.py).
+model with its stage's settings and card, and each folder complete when it appears (train/checkpoints.py).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from models.dual_encoder import DualEncoder
 from retrieval.atomic import write_text
 from train.args import TrainingArguments, save_args
 from train.checkpoints import SaveSettings, latest_checkpoint, save_state, write_model, write_model_into
+from train.curves import CURVES_NAME, plot_training
+from train.model_card import ModelCard
 
 
 def make_accelerator(args: TrainingArguments) -> Accelerator:
@@ -70,8 +76,10 @@ class Run:
     scheduler: object
     max_steps: int
     save_settings: SaveSettings | None = None
+    card: ModelCard | None = None
     step: int = 0
     history: list[dict] = field(default_factory=list)  # one record per finished epoch
+    train_loss: list[list[float]] = field(default_factory=list)  # [step, loss] at every optimizer step
 
     @property
     def out(self) -> Path:
@@ -79,7 +87,13 @@ class Run:
 
     def checkpoint(self) -> None:
         """Save the resumable state as ``checkpoints/step_N``."""
-        save_state(self.accelerator, self.out / "checkpoints" / f"step_{self.step}", self.history)
+        save_state(self.accelerator, self.out / "checkpoints" / f"step_{self.step}", self.history, self.train_loss)
+
+    def draw_curves(self, metric: str) -> None:
+        """``training_curves.png`` from the steps and epochs so far (main process)."""
+        if self.accelerator.is_main_process:
+            title = f"{self.card.title if self.card else 'Training'} ({self.out})"
+            plot_training(self.out / CURVES_NAME, self.train_loss, self.history, metric, title)
 
 
 def make_optimizer(args: TrainingArguments, model: torch.nn.Module) -> torch.optim.Optimizer:
@@ -106,6 +120,8 @@ def resume(run: Run) -> tuple[int, int]:
     run.step = int(path.name.split("_")[-1])
     if (path / "history.json").is_file():
         run.history = json.loads((path / "history.json").read_text())
+    if (path / "train_loss.json").is_file():
+        run.train_loss = json.loads((path / "train_loss.json").read_text())
     accelerator.print(f"resumed from {path} at step {run.step}")
     return divmod(run.step * args.gradient_accumulation_steps, len(run.loader))
 
@@ -126,9 +142,11 @@ def train_epoch(run: Run, compute_loss: Callable, epoch: int, skip: int | None, 
             run.optimizer.zero_grad()
         if accelerator.sync_gradients:
             run.step += 1
+            value = loss.item()  # read only: the computation is the same with or without the log
+            run.train_loss.append([run.step, value])
             bar.update(1)
-            bar.set_postfix(loss=f"{loss.item():.4f}")
-            accelerator.log({"train/loss": loss.item(), "train/lr": run.scheduler.get_last_lr()[0]}, step=run.step)
+            bar.set_postfix(loss=f"{value:.4f}")
+            accelerator.log({"train/loss": value, "train/lr": run.scheduler.get_last_lr()[0]}, step=run.step)
             if args.checkpointing_steps and run.step % args.checkpointing_steps == 0:
                 run.checkpoint()
         if run.step >= run.max_steps:
@@ -136,31 +154,45 @@ def train_epoch(run: Run, compute_loss: Callable, epoch: int, skip: int | None, 
     return loss.item()
 
 
+def card_writer(run: Run, kept: dict | None, role: str, results: dict | None = None):
+    """The card of a model folder holding the model of record ``kept`` (see train/model_card.py)."""
+    records = run.history + ([kept] if kept is not None and kept not in run.history else [])
+    return run.card.writer(records, kept, role, results) if run.card else None
+
+
 def validate(run: Run, evaluate: Callable[[DualEncoder], dict[str, float]], record: dict, best: float,
              metric_for_best: str) -> float:
-    """Score the model into ``record`` (main process) and keep it at the root when it beats ``best``;
-    returns the best score so far."""
+    """Score the model into ``record`` (main process) and keep it at the root, with its card, when it beats
+    ``best``; returns the best score so far."""
     accelerator = run.accelerator
     if accelerator.is_main_process:
         model = accelerator.unwrap_model(run.model)
         record.update(evaluate(model))
-        accelerator.log({f"val/{k}": v for k, v in record.items() if isinstance(v, float)}, step=run.step)
+        accelerator.log({f"val/{k}": v for k, v in record.items() if isinstance(v, float) and k != "loss"},
+                        step=run.step)  # the record's loss is the training loss, logged as train/loss
         if record.get(metric_for_best, -math.inf) > best:
             best = record[metric_for_best]
-            write_model_into(model, run.out, run.save_settings)
+            write_model_into(model, run.out, run.save_settings, card_writer(run, record, "best"))
     accelerator.wait_for_everyone()
     return best
 
 
-def finish(run: Run, results: dict, keep_last: bool) -> dict:
-    """Write the last model to ``last/`` (and to the root when ``keep_last``) and ``all_results.json``."""
+def finish(run: Run, results: dict, keep_last: bool, metric_for_best: str) -> dict:
+    """Write the last model to ``last/`` (and to the root when ``keep_last``), ``all_results.json`` (with every
+    step's loss) and ``training_curves.png``; the root's card is rewritten with the whole run."""
     accelerator = run.accelerator
+    results["train_loss"] = run.train_loss
     if accelerator.is_main_process:
         model = accelerator.unwrap_model(run.model)
-        write_model(model, run.out / "last", run.save_settings)
+        last = run.history[-1] if run.history else None
+        write_model(model, run.out / "last", run.save_settings, card_writer(run, last, "last", results))
         if keep_last:
-            write_model_into(model, run.out, run.save_settings)
+            write_model_into(model, run.out, run.save_settings, card_writer(run, last, "last", results))
+        elif run.card is not None:  # the kept model is older: only its card learns how the run ended
+            kept = max((r for r in run.history if metric_for_best in r), key=lambda r: r[metric_for_best])
+            card_writer(run, kept, "best", results)(run.out, run.out)
         write_text(run.out / "all_results.json", json.dumps(results, indent=2))
+        run.draw_curves(metric_for_best)
     accelerator.end_training()
     return results
 
@@ -180,7 +212,10 @@ def train(args: TrainingArguments, accelerator: Accelerator, model: DualEncoder,
         out.mkdir(parents=True, exist_ok=True)
         save_args(args, out / "config.yaml")
     if args.report_to != "none":
-        accelerator.init_trackers(project_name, config={k: v for k, v in vars(args).items() if v is not None})
+        # wandb writes its run folder under WANDB_DIR, else here: in the run's folder, as tensorboard does.
+        init = {"wandb": {"dir": str(out)}} if args.report_to == "wandb" and not os.environ.get("WANDB_DIR") else {}
+        accelerator.init_trackers(project_name, config={k: v for k, v in vars(args).items() if v is not None},
+                                  init_kwargs=init)
 
     loader = DataLoader(dataset, batch_size=args.per_device_train_batch_size, shuffle=True,
                         collate_fn=collate_fn, generator=torch.Generator().manual_seed(args.seed))
@@ -194,7 +229,8 @@ def train(args: TrainingArguments, accelerator: Accelerator, model: DualEncoder,
                               num_training_steps=max_steps * processes)
     model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
     assert math.ceil(len(loader) / args.gradient_accumulation_steps) == steps_per_epoch, "unexpected sharding"
-    run = Run(args, accelerator, model, optimizer, loader, scheduler, max_steps, save_settings)
+    run = Run(args, accelerator, model, optimizer, loader, scheduler, max_steps, save_settings,
+              ModelCard(args, project_name, metric_for_best))
     start_epoch, skip_batches = resume(run)
 
     best = max((h[metric_for_best] for h in run.history if metric_for_best in h), default=-math.inf)
@@ -208,6 +244,7 @@ def train(args: TrainingArguments, accelerator: Accelerator, model: DualEncoder,
         run.history.append(record)
         accelerator.print(json.dumps(record))
         run.checkpoint()
+        run.draw_curves(metric_for_best)
         if run.step >= max_steps:
             break
     bar.close()
@@ -216,4 +253,4 @@ def train(args: TrainingArguments, accelerator: Accelerator, model: DualEncoder,
     results = {"train_runtime_s": round(time.perf_counter() - started, 1), "steps": run.step, "epochs": run.history,
                "num_processes": accelerator.num_processes, "train_examples": len(dataset),
                f"best_{metric_for_best}": None if best == -math.inf else best}
-    return finish(run, results, keep_last=evaluate is None or best == -math.inf)
+    return finish(run, results, evaluate is None or best == -math.inf, metric_for_best)
