@@ -94,21 +94,25 @@ def test_a_table_index_that_does_not_fit_is_refused_in_one_line(tiny, tmp_path):
         "encoder": (other, tables),
         "bf16": (DenseTableRetriever.from_pretrained(tiny["dtr"]), tables),
         "settings": (DenseTableRetriever.from_pretrained(tiny["dtr"]), tables),
+        "cut": (DenseTableRetriever.from_pretrained(tiny["dtr"]), tables),  # same weights, shorter documents
         "changed": (DenseTableRetriever.from_pretrained(tiny["dtr"]), [replace(tables[0], title="Other")] + tables[1:]),
         "missing": (DenseTableRetriever.from_pretrained(tiny["dtr"]), tables + [replace(tables[0], uid="new")]),
     }
     cases["bf16"][0].encoder.autocast_dtype = torch.bfloat16
     cases["settings"][0].settings = TableTextSettings("paper", 64)
-    expected = {"encoder": "built with encoder", "bf16": "encoded in fp32 (no --bf16), and this run encodes in "
-                "bfloat16 autocast (--bf16)", "settings": "text settings", "changed": "1 of its tables read "
-                "differently now (first: 'tiny_", "missing": "1 of these 4 tables are not in it (first: 'new')"}
+    cases["cut"][0].encoder.config.max_document_length = 16
+    expected = {"encoder": "built with encoder",
+                "bf16": "encoded in fp32 (no --bf16), and this run encodes in bfloat16 autocast (--bf16)",
+                "settings": "text settings", "cut": "its documents were encoded as {'max_length': 64",
+                "changed": "1 of its tables read differently now (first: 'tiny_",
+                "missing": "1 of these 4 tables are not in it (first: 'new')"}
     for name, (retriever, pool) in cases.items():
         with pytest.raises(IndexMismatchError) as e:
             retriever.load_index(tmp_path / "saved", pool)
         message = str(e.value)
         assert expected[name] in message and "\n" not in message, (name, message)
         assert message.startswith(f"{tmp_path / 'saved'}: the saved table index does not fit: ")
-        assert str(tiny["tables"].resolve()) in message or name in ("encoder", "bf16", "settings")
+        assert str(tiny["tables"].resolve()) in message or name in ("encoder", "bf16", "settings", "cut")
 
 
 def test_a_subset_of_the_saved_tables_is_searched_alone(tiny, tmp_path):

@@ -31,7 +31,6 @@ from retrieval.search.dense_index import DenseIndex
 from retrieval.search.embedding_cache import cached_document_embeddings
 from retrieval.search.index_record import (
     IndexMismatchError,
-    autocast_name,
     file_record,
     fingerprint,
     make_record,
@@ -134,8 +133,8 @@ class CellStateTracker:
 
     def _record(self, fingerprints: dict[str, str], tables_file: str | Path | None = None,
                 passages_file: str | Path | None = None) -> dict:
-        return make_record("cells", self.encoder.identity, autocast_name(self.encoder), asdict(self.settings),
-                           fingerprints, {"tables": file_record(tables_file), "passages": file_record(passages_file)})
+        sources = {"tables": file_record(tables_file), "passages": file_record(passages_file)}
+        return make_record("cells", self.encoder, asdict(self.settings), fingerprints, sources)
 
     def save_index(self, path: str | Path) -> None:
         """Save the cell index with its ids, the encoder's identity and what it was built from."""
@@ -152,8 +151,7 @@ class CellStateTracker:
         index = DenseIndex.load(path)
         saved = (index.built_from or {}).get("fingerprints") or {}
         prints = {t.uid: fingerprint(*self.cells([t], passages)[:2]) for t in tables if t.uid in saved}
-        reason = mismatch(index.built_from, "cells", self.encoder.identity, autocast_name(self.encoder),
-                          asdict(self.settings), prints, complete=False)
+        reason = mismatch(index.built_from, "cells", self.encoder, asdict(self.settings), prints, complete=False)
         if reason:
             raise IndexMismatchError(f"{path}: the saved cell index does not fit: {reason}")
         self.index = index

@@ -14,7 +14,6 @@ from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
 from retrieval.search.index_record import (
     IndexMismatchError,
-    autocast_name,
     file_record,
     fingerprint,
     make_record,
@@ -75,8 +74,8 @@ class DenseTableRetriever:
         self.index = cached_index(self.encoder, texts, [t.uid for t in tables], cache_dir, batch_size=batch_size,
                                   show_progress_bar=show_progress_bar, factory=factory)
         prints = {t.uid: fingerprint([t.uid], [text]) for t, text in zip(tables, texts)}
-        self.index.built_from = make_record("tables", self.encoder.identity, autocast_name(self.encoder),
-                                            asdict(self.settings), prints, {"tables": file_record(tables_file)})
+        self.index.built_from = make_record("tables", self.encoder, asdict(self.settings), prints,
+                                            {"tables": file_record(tables_file)})
         self.subset = None
         return self.index
 
@@ -98,8 +97,8 @@ class DenseTableRetriever:
         naming the difference. When ``tables`` are fewer than the index holds, searches are kept to them.
         """
         index = DenseIndex.load(path)
-        reason = mismatch(index.built_from, "tables", self.encoder.identity, autocast_name(self.encoder),
-                          asdict(self.settings), self.fingerprints(tables), complete=True)
+        reason = mismatch(index.built_from, "tables", self.encoder, asdict(self.settings), self.fingerprints(tables),
+                          complete=True)
         if reason:
             raise IndexMismatchError(f"{path}: the saved table index does not fit: {reason}")
         self.index = index

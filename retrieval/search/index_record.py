@@ -1,9 +1,10 @@
 """What a saved index was built from, so that loading it can tell whether it still fits.
 
 A saved :class:`~retrieval.search.dense_index.DenseIndex` of tables or cells is only right for the
-encoder, the precision, the text settings and the documents it was encoded from. Its record (stored
-in ``index.json`` as ``built_from``) holds all four, the documents as one fingerprint per group of ids
-(a table, or a table's cells: a SHA-1 of their ids and texts), and the files they were read from
+encoder (its weights' identity, and how it cuts and pools a document: the identity does not say), the
+precision (fp32, or bf16 autocast), the text settings and the documents it was encoded from. Its record
+(stored in ``index.json`` as ``built_from``) holds them all, the documents as one fingerprint per group
+of ids (a table, or a table's cells: a SHA-1 of their ids and texts), and the files they were read from
 (path, size, modification time: for the messages; the fingerprints decide). :func:`mismatch` compares
 a record with what a run would build and names the first difference, or returns None.
 """
@@ -44,11 +45,19 @@ def file_record(path: str | Path | None) -> dict | None:
     return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def make_record(kind: str, encoder_id: str, autocast: str | None, settings: Mapping,
-                fingerprints: Mapping[str, str], sources: Mapping[str, dict | None]) -> dict:
-    """The ``built_from`` record of an index of ``kind`` ("tables" or "cells")."""
-    return {"kind": kind, "encoder_id": encoder_id, "autocast": autocast, "settings": dict(settings),
-            "sources": dict(sources), "fingerprints": dict(fingerprints)}
+def make_record(kind: str, encoder: DualEncoder, settings: Mapping, fingerprints: Mapping[str, str],
+                sources: Mapping[str, dict | None]) -> dict:
+    """The ``built_from`` record of an index of ``kind`` ("tables" or "cells") encoded by ``encoder``."""
+    return {"kind": kind, "encoder_id": encoder.identity, "autocast": autocast_name(encoder),
+            "documents": document_side(encoder), "settings": dict(settings), "sources": dict(sources),
+            "fingerprints": dict(fingerprints)}
+
+
+def document_side(encoder: DualEncoder) -> dict:
+    """How the encoder writes a document, beyond its weights (which its identity fingerprints)."""
+    c = encoder.config
+    return {"max_length": c.max_document_length, "prefix": c.document_prefix, "pooling": c.pooling,
+            "normalize": c.normalize}
 
 
 def autocast_name(encoder: DualEncoder) -> str | None:
@@ -66,7 +75,7 @@ def _source_text(record: Mapping) -> str:
     return f" from {', '.join(files)}" if files else ""
 
 
-def mismatch(record: Mapping | None, kind: str, encoder_id: str, autocast: str | None, settings: Mapping,
+def mismatch(record: Mapping | None, kind: str, encoder: DualEncoder, settings: Mapping,
              fingerprints: Mapping[str, str], complete: bool) -> str | None:
     """Why an index with ``record`` does not fit a run that would build ``fingerprints`` (None: it fits).
 
@@ -78,11 +87,14 @@ def mismatch(record: Mapping | None, kind: str, encoder_id: str, autocast: str |
         return "it records nothing of what it was built from (saved by an older version)"
     if record.get("kind") != kind:
         return f"it is an index of {record.get('kind')}, not of {kind}"
+    encoder_id, autocast = encoder.identity, autocast_name(encoder)
     if record.get("encoder_id") != encoder_id:
         return f"it was built with encoder {record.get('encoder_id')!r}, not {encoder_id!r}"
     if record.get("autocast") != autocast:
         return (f"it was encoded in {precision_name(record.get('autocast'))}, and this run encodes in "
                 f"{precision_name(autocast)}")
+    if record.get("documents") != document_side(encoder):
+        return f"its documents were encoded as {record.get('documents')}, not {document_side(encoder)}"
     if dict(record.get("settings") or {}) != dict(settings):
         return f"it was built with text settings {record.get('settings')}, not {dict(settings)}"
     saved = record.get("fingerprints") or {}
