@@ -28,6 +28,7 @@ COMMANDS = [
     ("eval.trends", [], "TrendsEvalArguments"),
     ("eval.demo", [], "DemoArguments"),
     ("retrieval.ctbls.chat", [], "ChatArguments"),
+    ("retrieval.ctbls.build_index", [], "BuildIndexArguments"),
     ("retrieval.memory.temporal_memory", ["ask"], "AskArguments"),
     ("retrieval.trends.analysis", ["ask"], "TrendAskArguments"),
     ("retrieval.llm.speed", [], "SpeedArguments"),

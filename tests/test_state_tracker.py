@@ -69,7 +69,7 @@ def test_rank_searches_only_the_given_table(tiny_backbone, tmp_path):
     tracker.save_index(tmp_path / "index")
     loaded = CellStateTracker.from_pretrained(tmp_path / "ckpt")
     assert loaded.settings == tracker.settings
-    loaded.load_index(tmp_path / "index")
+    loaded.load_index(tmp_path / "index", _tables())
     again = loaded.rank([("who plays for reds", "ann")], "which team", "b", k=10)
     assert [i for i, _ in again] == [i for i, _ in ranked]
     assert [s for _, s in again] == pytest.approx([s for _, s in ranked], abs=1e-5)

@@ -7,6 +7,14 @@
                                                                                   # an OTT-QA conversation, in full
     ctbls-chat --dtr runs/dtr --tracker runs/state_tracker                          # the same, as a console script
 
+The tables' index is loaded from ``DTR/index/tables`` when ``python -m retrieval.ctbls.build_index --dtr DTR``
+saved one there for these tables (seconds); otherwise the tables are encoded first (a progress bar; minutes for
+OTT-QA's 8,891 on a CPU, unless the embedding cache holds them), after a line saying why. ``--index DIR``
+names the indices to use (``DIR/tables``, ``DIR/cells``), and one that is missing or does not fit is an error.
+``--bf16`` encodes under bf16 autocast, as ``build_index --bf16`` and ``eval.retrieval --bf16`` do: the
+embedding cache and a saved index keep bf16 and fp32 encodings apart, so each is reused only by a run in the
+same precision.
+
 Bad input (a missing or malformed file, a folder that is not a trained DTR or tracker, a split without
 tables) ends the command with one line naming it (exit code 2), as every command does.
 
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval.config import option, parse_config
+from retrieval.ctbls.build_index import build_command
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, Answer, CTBLSPipeline
 from retrieval.ctbls.state_tracker import History
 from retrieval.data.jsonio import DataError, read_json, run_cli
@@ -145,6 +154,9 @@ class ChatArguments:
     k: int = option(3, "cells given to the LLM")
     max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "answer length limit, tokens")
     cache_dir: str = option(help="embedding cache ('' to disable)", default_factory=default_cache_dir)
+    index: str | None = option(None, "saved indices to use, DIR/tables and DIR/cells (default: DTR/index/tables and "
+                                     "TRACKER/index/cells when they fit)", metavar="DIR")
+    bf16: bool = option(False, "encode under bf16 autocast (the precision of a saved index must match)")
     history: str | None = option(None, "JSON file of earlier turns")
     table: str | None = option(None, "pin this table (uid) instead of retrieving one")
     once: str | None = option(None, "answer one query and print the answer as JSON", metavar="QUERY")
@@ -168,7 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     llm = load_backend(spec, cache=a.cache or None) if spec is not None else None
     pipe = CTBLSPipeline.from_pretrained(a.dtr, a.tracker, llm=llm, tables=tables, passages=a.passages or None,
                                          k=a.k, table_retrieval=a.table_retrieval, max_new_tokens=a.max_new_tokens,
-                                         cache_dir=a.cache_dir or None)
+                                         cache_dir=a.cache_dir or None, bf16=a.bf16, index_dir=a.index,
+                                         index_hint=build_command(a.dtr, a.tables, a.bf16))
     history = read_history(a.history) if a.history else []
     if a.once is not None:
         answer = pipe.answer(history, a.once, table_id=a.table)

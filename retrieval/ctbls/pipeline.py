@@ -25,6 +25,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from retrieval.ctbls.build_index import (
+    build_command,
+    cell_index_dir,
+    load_cell_index,
+    load_table_index,
+    table_index_dir,
+    use_bf16,
+)
 from retrieval.ctbls.cell_text import CellId
 from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT, build_response_messages
 from retrieval.ctbls.state_tracker import CellStateTracker, History
@@ -108,8 +116,12 @@ class CTBLSPipeline:
     """DTR (or BM25) → coarse cell state tracker → LLM, over a pool of tables.
 
     ``tables``: the candidate tables; ``passages``: linked-page intros added to cell texts (as the
-    tracker was trained). The tables are encoded once when the pipeline is made (cached in
-    ``cache_dir``); a table's cells are encoded the first time a conversation reaches it.
+    tracker was trained). The table index is loaded from ``table_index`` (a folder written by
+    ``python -m retrieval.ctbls.build_index``) when one fits these tables, else the tables are encoded
+    when the pipeline is made (cached in ``cache_dir``); the cells come from ``cell_index`` when one
+    fits, else a table's cells are encoded the first time a conversation reaches it.
+    ``require_index``: a missing or unfitting table index, or an unfitting cell index, is an error
+    instead. ``index_hint``: the build command suggested when the tables are encoded.
     ``table_retrieval="bm25"`` swaps the DTR for BM25 over the same table texts.
     """
 
@@ -118,7 +130,8 @@ class CTBLSPipeline:
                  table_retrieval: str = "dtr", knowledge_budget: int | None = DEFAULT_KNOWLEDGE_BUDGET,
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0,
                  system_prompt: str | None = RESPONSE_SYSTEM_PROMPT, cache_dir: str | Path | None = None,
-                 batch_size: int = 64):
+                 batch_size: int = 64, table_index: str | Path | None = None, cell_index: str | Path | None = None,
+                 require_index: bool = False, index_hint: str | None = None):
         if table_retrieval not in ("dtr", "bm25"):
             raise ValueError(f"table_retrieval must be 'dtr' or 'bm25', got {table_retrieval!r}")
         if not tables:
@@ -132,8 +145,11 @@ class CTBLSPipeline:
         if table_retrieval == "bm25":
             self.bm25 = BM25Retriever([retriever.settings.text(self.tables[u]) for u in uids], uids)
         else:
-            retriever.index_tables([self.tables[u] for u in uids], batch_size=batch_size, cache_dir=cache_dir)
-        self._cell_tables: list[Table] = []
+            load_table_index(retriever, [self.tables[u] for u in uids], table_index, required=require_index,
+                              cache_dir=cache_dir, batch_size=batch_size, hint=index_hint)
+        if cell_index is not None:
+            load_cell_index(tracker, cell_index, [self.tables[u] for u in uids], self.passages,
+                             required=require_index)
         self._retrieve_one = functools.lru_cache(maxsize=1024)(self._retrieve_uncached)
 
     @classmethod
@@ -141,16 +157,28 @@ class CTBLSPipeline:
                         llm: str | Mapping | LLMBackend | None = "smollm2",
                         tables: str | Path | Mapping[str, Table] | Iterable[Table] | None = None,
                         passages: str | Path | Mapping[str, str] | None = DEFAULT_DATA_DIR / "passages_dev.jsonl",
-                        **kwargs) -> CTBLSPipeline:
-        """Load the two checkpoints, the tables (default: OTT-QA's ``tables.jsonl``), the passages (a file, a
-        mapping, or None for none) and an LLM.
+                        *, bf16: bool = False, index_dir: str | Path | None = None, **kwargs) -> CTBLSPipeline:
+        """Load the two checkpoints, their saved indices, the tables (default: OTT-QA's ``tables.jsonl``), the
+        passages (a file, a mapping, or None for none) and an LLM.
 
         ``llm`` is a backend, a spec for :func:`retrieval.llm.load_backend` (``"smollm2"``,
         ``"openai:MODEL"``, a mapping, which may name a ``cache``), or None for extractive answers.
+        The saved indices are looked for in ``DTR/index/tables`` and ``TRACKER/index/cells`` (used when they
+        fit, else encoded afresh with a line saying why), or in ``index_dir``'s ``tables`` and ``cells``
+        (required to fit). ``bf16``: both encoders run under bf16 autocast (an index saved with
+        ``build_index --bf16`` fits only such a run, and one saved without it only a run without).
         """
         backend = load_backend(llm) if isinstance(llm, str | Mapping) else llm
-        return cls(DenseTableRetriever.from_pretrained(dtr_path), CellStateTracker.from_pretrained(tracker_path),
-                   _as_tables(tables), _as_passages(passages), backend, **kwargs)
+        retriever = DenseTableRetriever.from_pretrained(dtr_path)
+        tracker = CellStateTracker.from_pretrained(tracker_path)
+        use_bf16(retriever, tracker, bf16=bf16)
+        tables_file = DEFAULT_DATA_DIR / "tables.jsonl" if tables is None else tables
+        tables_file = tables_file if isinstance(tables_file, str | Path) else None
+        kwargs.setdefault("index_hint", build_command(dtr_path, tables_file, bf16) if tables_file else None)
+        kwargs.setdefault("table_index", table_index_dir(dtr_path, index_dir))
+        kwargs.setdefault("cell_index", cell_index_dir(tracker_path, index_dir))
+        kwargs.setdefault("require_index", index_dir is not None)
+        return cls(retriever, tracker, _as_tables(tables), _as_passages(passages), backend, **kwargs)
 
     # ---- stage 1: the table ------------------------------------------------------------------
     def retrieve_tables(self, query: str, k: int = 5) -> list[tuple[str, float]]:
@@ -171,12 +199,11 @@ class CTBLSPipeline:
 
     # ---- stage 2: the cells ------------------------------------------------------------------
     def ensure_cells_indexed(self, table_ids: Iterable[str]) -> None:
-        """Encode the cells of any of ``table_ids`` the tracker has not indexed yet."""
+        """Encode the cells of any of ``table_ids`` the tracker has not indexed yet (each table cached apart)."""
         new = [self.tables[u] for u in dict.fromkeys(table_ids) if u not in self.tracker.cells_of]
         if new:
-            self._cell_tables += new
-            self.tracker.index_tables(self._cell_tables, self.passages, batch_size=self.batch_size,
-                                      cache_dir=self.cache_dir, cache_per_table=True)
+            self.tracker.add_tables(new, self.passages, batch_size=self.batch_size, cache_dir=self.cache_dir,
+                                    show_progress_bar=len(new) > 10)
 
     def rank_cells(self, history: History, query: str, table_id: str, k: int | None = None) -> list[RankedCell]:
         """The tracker's top-k cells of ``table_id`` for this turn, with their values and prompt texts."""

@@ -9,8 +9,11 @@ cells of the conversation's table through the index's subset search.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
 from itertools import groupby
 from pathlib import Path
+
+from tqdm.auto import tqdm
 
 from models.dual_encoder import DualEncoder
 from retrieval.ctbls.cell_text import (
@@ -25,6 +28,14 @@ from retrieval.ctbls.cell_text import (
 from retrieval.data.types import Conversation, Table, Turn
 from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
+from retrieval.search.embedding_cache import cached_document_embeddings
+from retrieval.search.index_record import (
+    IndexMismatchError,
+    file_record,
+    fingerprint,
+    make_record,
+    mismatch,
+)
 
 History = Sequence[tuple[str, str | None]]  # earlier turns as (query, answer), oldest first
 
@@ -81,8 +92,9 @@ class CellStateTracker:
 
         ``cache_dir`` caches the cell embeddings of the whole set of tables, or with ``cache_per_table``
         of each table apart, so a table already encoded for another conversation, subset or run is
-        never encoded again (the pipeline adds tables as conversations reach them).
+        never encoded again (:meth:`add_tables` adds tables one by one through the same entries).
         """
+        tables = list(tables)
         ids, texts, stats = self.cells(tables, passages)
         if not ids:
             raise ValueError("no cells to index: every table given is empty")
@@ -90,14 +102,60 @@ class CellStateTracker:
         self.index = cached_index(self.encoder, texts, ids, cache_dir, chunks=chunks, batch_size=batch_size,
                                   show_progress_bar=show_progress_bar, factory=factory)
         self.cells_of = cells_by_table(ids)
+        prints = {uid: fingerprint(i, t) for uid, (i, t) in _by_table(ids, texts).items()}
+        self.index.built_from = self._record(prints)
         return stats
 
+    def add_tables(self, tables: Iterable[Table], passages: Mapping[str, str] | None = None, batch_size: int = 64,
+                   cache_dir: str | Path | None = None, show_progress_bar: bool = False,
+                   tables_file: str | Path | None = None, passages_file: str | Path | None = None) -> CellStats:
+        """Encode the cells of the ``tables`` not indexed yet and add them to the index (made when there is none).
+
+        Each table's embeddings are cached apart in ``cache_dir`` (the entries :meth:`index_tables` with
+        ``cache_per_table`` uses), so the pipeline adds a table the first time a conversation reaches it,
+        and a table index built ahead (``python -m retrieval.ctbls.build_index --tracker``) shares them.
+        """
+        stats = CellStats()
+        new = [t for t in {t.uid: t for t in tables}.values() if t.uid not in self.cells_of]
+        for table in tqdm(new, desc="encode cells", unit="table", disable=not show_progress_bar):
+            ids, texts, s = table_cells(table, passages, self.settings)
+            stats.add(s)
+            if not ids:
+                continue
+            emb = cached_document_embeddings(self.encoder, texts, cache_dir, batch_size, show_progress_bar=False)
+            if self.index is None:
+                self.index = DenseIndex(emb.shape[1], encoder_id=self.encoder.identity)
+                self.index.built_from = self._record({}, tables_file, passages_file)
+            self.index.add(emb, ids)
+            self.cells_of[table.uid] = ids
+            self.index.built_from["fingerprints"][table.uid] = fingerprint(ids, texts)
+        return stats
+
+    def _record(self, fingerprints: dict[str, str], tables_file: str | Path | None = None,
+                passages_file: str | Path | None = None) -> dict:
+        sources = {"tables": file_record(tables_file), "passages": file_record(passages_file)}
+        return make_record("cells", self.encoder, asdict(self.settings), fingerprints, sources)
+
     def save_index(self, path: str | Path) -> None:
+        """Save the cell index with its ids, the encoder's identity and what it was built from."""
         self._need_index().save(path)
 
-    def load_index(self, path: str | Path) -> None:
-        self.index = DenseIndex.load(path, encoder_id=self.encoder.identity)
-        self.cells_of = cells_by_table(self.index.ids)
+    def load_index(self, path: str | Path, tables: Iterable[Table], passages: Mapping[str, str] | None = None
+                   ) -> None:
+        """Load a cell index saved by :meth:`save_index` for a run over ``tables`` (and ``passages``).
+
+        Refused (an IndexMismatchError, one line) when built with another encoder, precision or cell-text
+        settings, or when a table of ``tables`` that it holds reads differently now. It may hold fewer
+        tables than ``tables`` (:meth:`add_tables` adds the rest) or more (ranking stays in one table).
+        """
+        index = DenseIndex.load(path)
+        saved = (index.built_from or {}).get("fingerprints") or {}
+        prints = {t.uid: fingerprint(*self.cells([t], passages)[:2]) for t in tables if t.uid in saved}
+        reason = mismatch(index.built_from, "cells", self.encoder, asdict(self.settings), prints, complete=False)
+        if reason:
+            raise IndexMismatchError(f"{path}: the saved cell index does not fit: {reason}")
+        self.index = index
+        self.cells_of = cells_by_table(index.ids)
 
     def _need_index(self) -> DenseIndex:
         if self.index is None:
@@ -116,3 +174,13 @@ class CellStateTracker:
         emb = self.encoder.encode_queries(anchors, batch_size=batch_size)
         return [index.search(e[None], k, subset=self.cells_of.get(uid, []), encoder_id=self.encoder.identity)[0]
                 for e, uid in zip(emb, table_uids)]
+
+
+def _by_table(ids: Sequence[CellId], texts: Sequence[str]) -> dict[str, tuple[list[CellId], list[str]]]:
+    """Cell ids and texts grouped by table, in order."""
+    out: dict[str, tuple[list[CellId], list[str]]] = {}
+    for i, t in zip(ids, texts):
+        group = out.setdefault(i[0], ([], []))
+        group[0].append(i)
+        group[1].append(t)
+    return out

@@ -55,6 +55,7 @@ class DenseIndex:
             self.index, self.on_gpu = to_gpu(self.index)
         self.ids: list = []
         self._row_of: dict = {}
+        self.built_from: dict | None = None  # what it was encoded from (retrieval.search.index_record)
 
     @classmethod
     def build(cls, embeddings: np.ndarray, ids: Sequence, factory: str = "Flat", metric: str = "ip",
@@ -154,7 +155,7 @@ class DenseIndex:
         return [[(self.ids[rows[j]], float(s)) for j, s in zip(tt, ss)] for tt, ss in zip(top, top_scores)]
 
     def save(self, path: str | Path) -> None:
-        """Write ``index.faiss`` and ``index.json`` (ids, factory, metric, encoder identity).
+        """Write ``index.faiss`` and ``index.json`` (ids, factory, metric, encoder identity, ``built_from``).
 
         Each file is written whole, and ``index.json`` goes first and comes back last: a save stopped
         midway leaves a folder without it, which :meth:`load` refuses, never new vectors under old ids.
@@ -165,7 +166,7 @@ class DenseIndex:
         cpu = faiss.index_gpu_to_cpu(self.index) if self.on_gpu else self.index
         save_with(lambda partial: faiss.write_index(cpu, str(partial)), path / "index.faiss")
         meta = {"dim": self.dim, "factory": self.factory, "metric": self.metric,
-                "encoder_id": self.encoder_id, "ids": self.ids}
+                "encoder_id": self.encoder_id, "built_from": self.built_from, "ids": self.ids}
         write_json(path / "index.json", meta)
 
     @classmethod
@@ -177,7 +178,7 @@ class DenseIndex:
         meta = json.loads((path / "index.json").read_text())
         index = cls.__new__(cls)
         index.dim, index.factory, index.metric = meta["dim"], meta["factory"], meta["metric"]
-        index.encoder_id = meta["encoder_id"]
+        index.encoder_id, index.built_from = meta["encoder_id"], meta.get("built_from")
         index.index = faiss.read_index(str(path / "index.faiss"))
         index.on_gpu, index.exact_subset_max = False, EXACT_SUBSET_MAX
         if gpu:
