@@ -165,6 +165,7 @@ CHECKS: list[Check] = [
     Check("--dataset ottqa-conversations --output-dir exports --split test", "run",
           verify=(contains("ottqa-conversations: 358 rows"),)),
     Check("--dataset logs --output-dir exports --formats parquet", "run", verify=(contains("logs: 10599 rows"),)),
+    Check("python -m retrieval.ctbls.build_index --dtr runs/dtr", "run", verify=(contains("tables"),)),
     Check("make llm-server", "parse", "long: compiles llama.cpp (about 5 minutes); tests/test_llm_server.py uses it"),
     Check("python -m llama_cpp.server", "skip", "llama.cpp's server, not ours: `make llm-server` builds it"),
     Check('"base_url": "http://127.0.0.1:8080/v1"', "parse", "needs the llama.cpp server above"),
