@@ -3,7 +3,9 @@
 Columns (the schema the planners see): ``response_idx`` (int, also the frame's index and the ids in the
 dense index), ``session`` (int), ``speaker``, ``timestamp`` (tz-aware), ``date`` ("YYYY-MM-DD"),
 ``time`` ("HH:MM:SS"), ``hour`` (0-23), ``weekday`` ("Monday"), ``week`` (ISO, "2023-W19"),
-``month`` ("2023-05"), ``year`` and ``text``.
+``month`` ("2023-05"), ``year`` and ``text``; then when what the utterance talks about happened, resolved at ingest from
+its own words against its timestamp (:mod:`retrieval.memory.event_time`): ``event_start`` / ``event_end`` (tz-aware,
+NaT when the utterance names no time), ``event_granularity``, ``event_phrase``, ``event_duration`` and ``event_note``.
 
 The calendar columns are in one zone, :attr:`ConversationTable.zone`: the ``tz`` the table is built with, else the
 one zone the log's timestamps are written in, else UTC (:func:`~retrieval.data.timestamps.calendar_zone`); a
@@ -23,6 +25,7 @@ import torch
 
 from retrieval.data.conversation_log import Utterance
 from retrieval.data.timestamps import CalendarZone, calendar_zone
+from retrieval.memory.event_time import EVENT_COLUMNS, event_columns
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
@@ -31,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 QUERY_CACHE_SIZE = 4096
 COLUMNS = ("response_idx", "session", "speaker", "timestamp", "date", "time", "hour", "weekday", "week", "month",
-           "year", "text")
+           "year", "text", *EVENT_COLUMNS)
 
 
 def calendar_columns(ts: pd.DatetimeIndex) -> dict[str, object]:
@@ -59,6 +62,7 @@ def utterance_frame(utterances: Sequence[Utterance], zone: tzinfo | None = None)
         **calendar_columns(ts),
         "text": [u.text for u in utterances],
     })
+    frame = frame.assign(**event_columns(frame["text"].tolist(), list(frame["timestamp"])))
     if frame["response_idx"].duplicated().any():
         dup = frame.loc[frame["response_idx"].duplicated(), "response_idx"].iloc[0]
         raise ValueError(f"response index {dup} occurs twice in the log")

@@ -37,18 +37,19 @@ class TimeResolver:
     """Finds and resolves the time expressions of a text against ``now`` (tz-aware); the rules are
     :mod:`retrieval.memory.time_rules`, tried in order."""
 
-    def __init__(self, now: datetime):
+    def __init__(self, now: datetime, rules: list | None = None):
         if now.tzinfo is None:
             raise ValueError("now must be time-zone aware; localise it with the log's time zone")
         self.now = now
         self.calendar = Calendar(now)
+        self.rules = RULES if rules is None else rules  # an utterance's event time: retrieval.memory.event_time
 
     def resolve(self, text: str) -> list[TimeExpression]:
         """Every time expression in ``text``, in order; unresolvable temporal phrases have ``unresolved`` set."""
         norm = normalise(text)
         taken = [False] * len(norm)
         found: list[TimeExpression] = []
-        for pattern, handler in RULES:
+        for pattern, handler in self.rules:
             for m in pattern.finditer(norm):
                 s, e = m.span()
                 if any(taken[s:e]) or s == e:

@@ -73,10 +73,12 @@ Handler = Callable[[Calendar, re.Match], TimeExpression | None]
 RULES: list[tuple[re.Pattern[str], Handler]] = []
 
 
-def rule(*patterns: str) -> Callable[[Handler], Handler]:
-    """Registers the decorated handler for ``patterns``, to be tried after every rule registered before it."""
+def rule(*patterns: str, registry: list | None = None) -> Callable[[Handler], Handler]:
+    """Registers the decorated handler for ``patterns``, to be tried after every rule registered before it (in
+    ``registry``, default :data:`RULES`; the utterance-side rules of :mod:`~retrieval.memory.time_rules_events` keep
+    their own, tried before these)."""
     def register(handler: Handler) -> Handler:
-        RULES.extend((re.compile(p), handler) for p in patterns)
+        (RULES if registry is None else registry).extend((re.compile(p), handler) for p in patterns)
         return handler
     return register
 
