@@ -125,8 +125,9 @@ def nth_weekend(text: str) -> GoldTime | None:
     if not m:
         return None
     first, nxt = month_days(int(m["year"]), MONTH_NUMBERS[m["mon"]])
-    saturdays = [first + timedelta(days=i) for i in range((nxt - first).days) if (first + timedelta(days=i)).weekday() == 5]
-    sat = saturdays[ORDINALS[m.group(1)] if m.group(1) == "last" else ORDINALS[m.group(1)] - 1]
+    days = [first + timedelta(days=i) for i in range((nxt - first).days)]
+    saturdays = [d for d in days if d.weekday() == 5]
+    sat = saturdays[-1 if m.group(1) == "last" else ORDINALS[m.group(1)] - 1]
     return GoldTime("relative", "weekend", sat, sat + timedelta(days=2))
 
 

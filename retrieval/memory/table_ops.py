@@ -5,6 +5,8 @@ A plan is a short list of operations applied in order to the rows of a conversat
 - ``{"op": "between", "column": "timestamp", "ranges": [[lo, hi], ...]}``: keep rows inside any range,
   ``lo <= value < hi`` (``"inclusive": "both"`` for ``lo <= value <= hi``); timestamps as ISO strings.
 - ``{"op": "filter", "column": "speaker", "cmp": "==", "value": "John"}``: cmp in ==, !=, <, <=, >, >=, in, contains.
+- ``{"op": "overlaps", "ranges": [[lo, hi], ...]}``: keep rows whose event time (``event_start``, ``event_end``:
+  when what the utterance talks about happened) overlaps a range, and rows without one said inside a range.
 - ``{"op": "nth", "group": "session", "start": 3, "end": 3}``: keep the groups (sessions, dates, ...) at
   positions start..end (1-based, negative from the end) in time order: "the third conversation in May",
   "20 sessions ago" (start = end = -20).
@@ -35,6 +37,7 @@ REQUIRED = {
     "between": ("column", "ranges"),
     "filter": ("column", "cmp", "value"),
     "nth": ("group", "start", "end"),
+    "overlaps": ("ranges",),
     "order": ("by",),
     "head": ("n",),
     "count": ("by",),
@@ -42,7 +45,7 @@ REQUIRED = {
     "first_nonempty": ("options",),
     "widen": ("group",),
 }
-FILTER_OPS = ("between", "filter", "nth")
+FILTER_OPS = ("between", "filter", "nth", "overlaps")
 OPTIONAL = {"between": ("inclusive",), "order": ("ascending",), "rank": ("prefer", "margin")}
 
 # A ranker maps (query, k, candidate ids) to [(id, score)], best first; a rank op with "prefer" also passes
@@ -173,9 +176,23 @@ def _nth(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[str]) -> np
     return pos[np.isin(values[pos], keep)]
 
 
+def _overlaps(frame: pd.DataFrame, op: dict) -> np.ndarray:
+    """Rows whose event interval overlaps a range, or (without an event time) whose timestamp lies in one."""
+    has = frame["event_start"].notna().to_numpy()
+    mask = np.zeros(len(frame), dtype=bool)
+    for lo, hi in op["ranges"]:
+        lo, hi = _coerce(frame, "timestamp", lo), _coerce(frame, "timestamp", hi)
+        event = (frame["event_start"] < hi).to_numpy() & (frame["event_end"] > lo).to_numpy()
+        said = frame["timestamp"].between(lo, hi, inclusive="left").to_numpy()
+        mask |= np.where(has, event, said)
+    return mask
+
+
 def _apply_filter(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[str]) -> np.ndarray:
     if op["op"] == "between":
         return pos[_between(frame, op)[pos]]
+    if op["op"] == "overlaps":
+        return pos[_overlaps(frame, op)[pos]]
     if op["op"] == "filter":
         return pos[_filter(frame, op)[pos]]
     return _nth(frame, pos, op, trace)

@@ -33,6 +33,15 @@ from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, par
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
 from retrieval.memory.table_ops import Execution, Plan, execute
 from retrieval.memory.time_resolver import normalise
+from retrieval.memory.when_answer import (
+    EVIDENCE_K,
+    EVIDENCE_RULE,
+    WHEN_MARGIN,
+    WhenAnswer,
+    answer_from_evidence,
+    question_kind,
+    when_ops,
+)
 from retrieval.search.fusion import reciprocal_rank_fusion
 
 REWRITES = ("none", "context", "carry", "llm")
@@ -51,6 +60,7 @@ class TemporalResult:
     execution: Execution
     rewrite: Rewrite | None = None
     notes: list[str] = field(default_factory=list)
+    answer: WhenAnswer | None = None  # for a question that asks when (retrieval.memory.when_answer)
 
     @property
     def ids(self) -> list[int]:
@@ -63,7 +73,7 @@ class TemporalResult:
                 for i, r in self.rows.iterrows()]
         return {"question": self.question, "plan": self.plan.to_dict(), "trace": self.execution.trace,
                 "counts": self.execution.counts, "rewrite": self.rewrite.__dict__ if self.rewrite else None,
-                "rows": rows}
+                "rows": rows, **({"answer": self.answer.to_dict()} if self.answer else {})}
 
 
 class TemporalMemory:
@@ -81,6 +91,7 @@ class TemporalMemory:
         self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
         self.planner = planner or RulePlanner()
         self.speakers = sorted(table.frame["speaker"].unique())
+        self.evidence_rule = EVIDENCE_RULE  # which ranked row answers a when-question (when_answer)
 
     @classmethod
     def from_file(cls, path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None,
@@ -170,8 +181,23 @@ class TemporalMemory:
         if now < first:
             plan.notes.append(f"now ({now.isoformat()}) is before the log's first utterance ({first.isoformat()}): "
                               "nothing had been said yet, so no row can be returned")
+        kind = question_kind(asked)
+        if kind is not None:  # a question that asks when: the evidence ranked, the answer from its event time
+            plan.ops = when_ops(plan, normalise(asked), now)
+            plan.notes.append(f"asks when ({kind}): the evidence ranked by content (within the period it names, by "
+                              "event time or, without one, by when it was said), answered from the best row")
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
-        return TemporalResult(asked, execution.rows, plan, execution, rewritten)
+        answer = answer_from_evidence(kind, execution.rows, now, self.evidence_rule, frame) if kind else None
+        return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
+
+    def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,
+                      k: int = EVIDENCE_K) -> pd.DataFrame:
+        """The evidence rows of a when-question, best first (:func:`~retrieval.memory.when_answer.when_ops`), cut at
+        ``margin`` fusion votes of the best (None: all ``k``); ``now`` defaults to the end of the log."""
+        now = self.resolve_now(now)
+        plan = self.planner.plan(question, now, self.speakers)
+        ops = when_ops(plan, normalise(question), now, k=k, margin=margin)
+        return execute(ops, self.table.frame, ranker=self._rank).rows
 
 
 def _print_result(result: TemporalResult, as_json: bool) -> None:
@@ -186,6 +212,12 @@ def _print_result(result: TemporalResult, as_json: bool) -> None:
         print(f"  {json.dumps(op, default=str)}")
     for note in result.plan.notes + result.execution.trace:
         print(f"  # {note}")
+    if result.answer is not None:
+        a = result.answer
+        print(f"answer: {a.answer}  [{a.start and a.start.isoformat()}, {a.end and a.end.isoformat()}) "
+              f"{a.granularity or ''} from {a.source}")
+        for line in a.derivation:
+            print(f"  # {line}")
     for name, counts in result.execution.counts.items():
         print(f"counts by {name}: {counts}")
     print(f"{len(result.rows)} rows:")

@@ -81,7 +81,7 @@ def weekend_before(d: date, n: int = 1) -> date:
 
 
 def unit_start(cal: Calendar, unit: str, back: int) -> tuple[date, date]:
-    """The calendar unit ``back`` units before today's (a week: the 7 days ``[D-7n, D-7n+7)``), as first and last day."""
+    """The calendar unit ``back`` units before today's (a week: the 7 days ``[D-7n, D-7n+7)``): first and last day."""
     d = cal.today
     if unit == "day":
         day = d - timedelta(days=back)
@@ -151,9 +151,10 @@ def past_week(cal: Calendar, m: re.Match) -> EventExpression:
 @event_rule(r"\b(earlier\s+)?this\s+week\b", r"\b(next|the\s+coming)\s+week\b")
 def calendar_week(cal: Calendar, m: re.Match) -> EventExpression:
     monday = cal.today - timedelta(days=cal.today.weekday())
-    if m.group(1) and m.group(1).strip() != "earlier":
+    earlier = bool(m.group(1)) and m.group(1).startswith("earlier")
+    if m.group(1) and not earlier:  # next week
         monday += timedelta(days=7)
-    last = cal.today - timedelta(days=1) if m.group(1) and m.group(1).startswith("earlier") else monday + timedelta(days=6)
+    last = cal.today - timedelta(days=1) if earlier else monday + timedelta(days=6)
     if last < monday:
         return ev("week", None, unresolved="'earlier this week' on a Monday names no earlier day")
     return ev("week", "week", cal, monday, last)

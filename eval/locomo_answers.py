@@ -1,0 +1,262 @@
+"""LoCoMo's temporal questions (category 2) answered, not only retrieved: answer accuracy against the gold dates.
+
+    python -m eval.locomo_answers --output runs/locomo_answers.json                       # no LLM row
+    python -m eval.locomo_answers --llm '{"backend": "openai", "model": "smollm2", "base_url": "http://127.0.0.1:8082/v1"}'
+
+Rows, from one run over the same questions:
+- ``gold_evidence``: the answer resolved from the gold evidence turns (the first that states an event time, else
+  the first turn's timestamp): resolution alone;
+- ``end_to_end``: the temporal memory's answer (``TemporalMemory.when_evidence`` ranks the evidence with the
+  memory's content ranking, ``answer_from_evidence`` answers from it);
+- ``top_turn_timestamp``: the day of the top retrieved turn, what a memory without event time answers;
+- ``llm`` (with ``--llm``): the LLM reads the top ``--llm-k`` retrieved turns with their dates and answers; its
+  text is read by the evaluation's parser.
+
+The gold answer is read by the evaluation's own parser (:mod:`eval.time_answers`, no code shared with the
+resolver under test); answers it cannot read are counted and listed, never scored. Strict: the prediction's
+interval, widened to the gold's granularity, equals the gold's (a length: the same length in the gold's unit);
+lenient: they overlap and the prediction is no coarser. Reported overall, on the dev conversations (``--dev``,
+where every rule and setting was chosen) and on the held-out rest, per answer form and per conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+
+from eval.response import generate_all
+from eval.time_answers import GoldTime, parse_time_answer, score
+from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
+from retrieval.config import option, parse_config, write_config
+from retrieval.data.jsonio import INPUT_ERRORS, DataError
+from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
+from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
+from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.event_time import event_counts
+from retrieval.memory.planner import parse_margin
+from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.when_answer import (
+    EVIDENCE_RULE,
+    EVIDENCE_RULES,
+    WHEN_MARGIN,
+    WhenAnswer,
+    answer_from_evidence,
+    question_kind,
+)
+
+logger = logging.getLogger("eval.locomo_answers")
+DEV = ("conv-26", "conv-30", "conv-41")
+METHODS = ("gold_evidence", "end_to_end", "top_turn_timestamp", "llm")
+SYSTEM = ("You answer questions about a long conversation between two people, using dated excerpts from it. "
+          "Work out the date from the excerpt's own date and its words (\"yesterday\", \"last week\"). Answer with "
+          "the time only, written like \"7 May 2023\", \"the week before 9 June 2023\", \"June 2023\", \"2022\" "
+          "or \"4 years\".")
+
+
+@dataclass
+class Prediction:
+    answer: str | None
+    start: date | None = None
+    end: date | None = None
+    duration: tuple | None = None
+
+
+def from_answer(a: WhenAnswer) -> Prediction:
+    return Prediction(a.answer, a.start and a.start.date(), a.end and a.end.date(), a.duration)
+
+
+def from_gold_time(text: str, t: GoldTime | None) -> Prediction:
+    """An LLM's answer, read by the same parser as the gold."""
+    if t is None:
+        return Prediction(text)
+    return Prediction(text, t.start, t.end, t.duration)
+
+
+def llm_prompt(question: str, rows) -> list[dict]:
+    """The chat a hosted model would get: the top turns with their dates, most relevant first, then the question."""
+    lines = [f"[{r['timestamp']:%A} {r['timestamp'].day} {r['timestamp']:%B %Y}] {r['speaker']}: {r['text']}"
+             for _, r in rows.iterrows()]
+    user = "Excerpts, most relevant first:\n" + "\n".join(lines) + f"\n\nQuestion: {question}\nAnswer:"
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, cache_dir, rule: str,
+                         llm_k: int, margin: float | None) -> tuple[list[dict], list[dict], dict]:
+    """(records of parsed questions, parse failures, ingest counts) of one conversation; each record holds the
+    predictions of every method but the LLM's, and the LLM's prompt."""
+    utterances = sample_utterances(sample, where, i)
+    memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True))
+    memory.evidence_rule = rule
+    frame, now = memory.table.frame, memory.table.end.to_pydatetime()
+    records, failures = [], []
+    for qa in evidence_questions(sample, utterances, categories=(2,)):
+        gold = parse_time_answer(qa.answer)
+        if gold is None:
+            failures.append({"sample": sid, "question": qa.question, "answer": qa.answer})
+            continue
+        kind = question_kind(qa.question) or "when"
+        gold_rows = frame.loc[list(qa.evidence)]
+        ranked = memory.when_evidence(qa.question, now, margin=None)
+        kept = ranked if margin is None else memory.when_evidence(qa.question, now, margin=margin)
+        e2e = answer_from_evidence(kind, kept, now, rule, frame)
+        top = ranked.iloc[0]["timestamp"].date() if len(ranked) else None
+        preds = {"gold_evidence": from_answer(answer_from_evidence(kind, gold_rows, now, "stated")),
+                 "end_to_end": from_answer(e2e),
+                 "top_turn_timestamp": Prediction(top and f"{top.day} {top:%B %Y}", top,
+                                                  top and top + timedelta(days=1))}
+        records.append({"sample": sid, "question": qa.question, "gold": qa.answer, "form": gold.form,
+                        "kind": question_kind(qa.question), "gold_time": gold, "preds": preds,
+                        "evidence": list(qa.evidence), "retrieved": [int(x) for x in kept.index[:3]],
+                        "derivation": e2e.derivation, "prompt": llm_prompt(qa.question, ranked.head(llm_k))})
+    return records, failures, event_counts(frame)
+
+
+def add_llm(records: list[dict], backend, max_new_tokens: int) -> int:
+    """The LLM's answer for every record (in place); returns the number of failed calls."""
+    results = generate_all(backend, [r["prompt"] for r in records], max_new_tokens=max_new_tokens, temperature=0.0)
+    for r, res in zip(records, results):
+        text = res.text.strip() if res.ok else ""
+        r["preds"]["llm"] = from_gold_time(text, parse_time_answer(text) if text else None)
+        r["llm_error"] = None if res.ok else res.error
+    return sum(not res.ok for res in results)
+
+
+def scored(records: list[dict]) -> None:
+    for r in records:
+        r["scores"] = {m: score(r["gold_time"], p.start, p.end, p.duration) for m, p in r["preds"].items()}
+
+
+def table(records: list[dict]) -> dict:
+    """{method: {"n", "strict", "lenient"}} in percent."""
+    out = {}
+    for m in METHODS:
+        s = [r["scores"][m] for r in records if m in r["scores"]]
+        if s:
+            out[m] = {"n": len(s), "strict": round(100 * float(np.mean([a for a, _ in s])), 1),
+                      "lenient": round(100 * float(np.mean([b for _, b in s])), 1)}
+    return out
+
+
+def summarise(records: list[dict], dev: Sequence[str]) -> dict:
+    groups: dict[str, dict[str, list]] = {"by_form": defaultdict(list), "by_conversation": defaultdict(list)}
+    for r in records:
+        groups["by_form"][r["form"]].append(r)
+        groups["by_conversation"][r["sample"]].append(r)
+    held = [r for r in records if r["sample"] not in dev]
+    return {"overall": table(records), "dev": table([r for r in records if r["sample"] in dev]),
+            "held_out": table(held), "held_out_by_form": {f: table([r for r in v if r["sample"] not in dev])
+                                                          for f, v in sorted(groups["by_form"].items())},
+            **{g: {k: table(v) for k, v in sorted(d.items())} for g, d in groups.items()}}
+
+
+def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[str] | None = None,
+             dev: Sequence[str] = DEV, backend=None, llm_k: int = 5, max_new_tokens: int = 24,
+             rule: str = EVIDENCE_RULE, margin: float | None = WHEN_MARGIN) -> dict:
+    samples = read_samples(data)
+    known = [sample_id(s, i) for i, s in enumerate(samples)]
+    unknown = sorted(set(only or ()) - set(known))
+    if unknown:
+        raise DataError(f"{data}: no samples {unknown} (it has {known})")
+    records, failures, ingest = [], [], {}
+    for i, sample in enumerate(samples):
+        sid = known[i]
+        if only and sid not in only:
+            continue
+        recs, fails, ingest[sid] = conversation_records(sid, sample, str(data), i, encoder, cache_dir,
+                                                        rule, llm_k, margin)
+        records += recs
+        failures += fails
+        logger.info("%s: %d questions scored, %d gold answers unread", sid, len(recs), len(fails))
+    if not records:
+        raise DataError(f"{data}: no category-2 question with a gold answer the parser reads")
+    llm_failed = add_llm(records, backend, max_new_tokens) if backend is not None else None
+    scored(records)
+    return {"data": str(data), "encoder": encoder.identity, "dev": list(dev), "evidence_rule": rule,
+            "evidence_margin": margin,
+            "llm": getattr(backend, "identity", None), "llm_failed": llm_failed, "n_scored": len(records),
+            "gold_unread": failures, "ingest": ingest, "results": summarise(records, dev),
+            "questions": [question_json(r) for r in records]}
+
+
+def question_json(r: dict) -> dict:
+    return {k: r[k] for k in ("sample", "question", "gold", "form", "kind", "evidence", "retrieved", "derivation")} | {
+        "answers": {m: p.answer for m, p in r["preds"].items()},
+        "strict": {m: s[0] for m, s in r["scores"].items()}, "lenient": {m: s[1] for m, s in r["scores"].items()}}
+
+
+def print_table(title: str, rows: dict[str, dict]) -> None:
+    print(f"\n{title}")
+    print(f"{'':<22}" + "".join(f"{m:>22}" for m in METHODS))
+    for name, row in rows.items():
+        cells = [f"{row[m]['strict']:.1f} / {row[m]['lenient']:.1f} ({row[m]['n']})" if m in row else "-"
+                 for m in METHODS]
+        print(f"{name:<22}" + "".join(f"{c:>22}" for c in cells))
+
+
+def print_report(report: dict) -> None:
+    res = report["results"]
+    print(f"LoCoMo category 2: {report['n_scored']} questions scored, {len(report['gold_unread'])} gold answers the "
+          f"parser does not read (listed in the JSON); dev {', '.join(report['dev'])}; strict / lenient % (n)")
+    print_table("all", {"overall": res["overall"], "dev": res["dev"], "held-out": res["held_out"]})
+    print_table("per answer form (all conversations)", res["by_form"])
+    print_table("per answer form (held-out)", res["held_out_by_form"])
+    print_table("per conversation", res["by_conversation"])
+    for f in report["gold_unread"]:
+        print(f"  unread gold: {f['sample']}: {f['question']!r} -> {f['answer']!r}")
+    print("ingest (event times per conversation): " + "; ".join(
+        f"{k} {v['with_event_time']}/{v['rows']} rows, {v['unresolved_no_event_time']} with a time word no rule "
+        f"reads, {v['vague_only']} vague" for k, v in report["ingest"].items()))
+
+
+@dataclass
+class LocomoAnswersArguments:
+    """LoCoMo's temporal questions: answer accuracy (strict and lenient) against the gold dates."""
+
+    locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON (locomo_open.json)")
+    encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
+    samples: list[str] | None = option(None, "sample ids to evaluate (default: all)")
+    dev: list[str] = option(list(DEV), "the conversations rules and settings were chosen on (the rest: held-out)")
+    evidence_rule: str = option(EVIDENCE_RULE, "which ranked row answers (retrieval.memory.when_answer.pick_evidence)",
+                                choices=EVIDENCE_RULES)
+    evidence_margin: float | None = option(WHEN_MARGIN, "evidence rows kept within this many fusion votes of the "
+        "best ('none': all 10)", parse=parse_margin)
+    llm: str | dict | None = option(None, "LLM spec for the LLM row (e.g. a llama.cpp server: '{\"backend\": "
+        "\"openai\", \"model\": \"smollm2\", \"base_url\": \"http://127.0.0.1:8082/v1\"}'); none: no LLM row")
+    llm_k: int = option(5, "retrieved turns the LLM reads")
+    max_new_tokens: int = option(24, "tokens the LLM may write")
+    llm_cache: str = option("", "sqlite cache of LLM answers ('' for none)")
+    output: str | None = option(None, "write the results (and every question's answers) as JSON here")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_config(LocomoAnswersArguments, argv, prog="python -m eval.locomo_answers", description=__doc__)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        backend = None
+        if args.llm not in (None, "", "none"):
+            from retrieval.llm import load_backend
+
+            backend = load_backend(args.llm, cache=args.llm_cache or None)
+        report = evaluate(args.locomo, load_encoder(args.encoder), args.cache_dir or None, args.samples, args.dev,
+                          backend, args.llm_k, args.max_new_tokens, args.evidence_rule,
+                          args.evidence_margin)
+    except INPUT_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print_report(report)
+    if args.output:
+        write_json(args.output, report, indent=2, default=str)
+        write_config(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
