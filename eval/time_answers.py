@@ -5,11 +5,13 @@ It shares no code with the time resolver under test (:mod:`retrieval.memory`): i
 its own patterns, the standard library's calendar arithmetic. Used for LoCoMo's gold answers and for the answers
 an LLM writes. Readings:
 
-- a date ("7 May 2023", "May 7, 2023", "19 January, 2023"): that day; a date without a year is not read;
+- a date ("7 May 2023", "May 7, 2023", "19 January, 2023", "21Janury, 2022"): that day; a date without a year
+  is not read; a range of days ("November 5-6, 2022", "between October 19 and 24, 2023"): those days;
 - "the <weekday> before D": the latest such weekday before D; "the day before D", "N days before D";
 - "the week before D": the 7 days ``[D-7, D)``; "N weeks before D": ``[D-7N, D-7N+7)``; "the week of D": the
   Monday-to-Sunday week holding D; "the weekend before D": the latest Saturday and Sunday before D; "N weekends
-  before D": the N-th such; "the first / second / last weekend of <month> <year>";
+  before D": the N-th such; "the weekend of D": D's weekend (a weekday's: the one after it); "the weekend after D":
+  the first after it; "the first / second / last weekend of <month> <year>";
 - a month with its year ("June 2023", "January, 2023", "April.2023", "around August 2022"): that month;
 - "the summer of 2022", "summer 2022": the meteorological season (northern: June-August; winter from December);
 - a year ("2022", "in 2013", "since 2016"): that year;
@@ -19,6 +21,7 @@ an LLM writes. Readings:
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -26,6 +29,7 @@ from datetime import date, timedelta
 MONTH_NUMBERS = {name: i + 1 for i, name in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
      "december"])}
+FULL_MONTHS = list(MONTH_NUMBERS)
 MONTH_NUMBERS.update({name[:3]: n for name, n in list(MONTH_NUMBERS.items())})
 MONTH_NUMBERS["sept"] = 9
 DAY_NUMBERS = {name: i for i, name in enumerate(
@@ -56,10 +60,22 @@ class GoldTime:
     duration: tuple[float, float, str] | None = None
 
 
+def month_spelling(word: str) -> str:
+    """A misspelt month's name ("janury", "januarty") as the month; any other word as it is."""
+    if word in MONTH_NUMBERS or len(word) < 4:
+        return word
+    close = difflib.get_close_matches(word, FULL_MONTHS, n=1, cutoff=0.8)
+    return close[0] if close else word
+
+
 def clean(text: str) -> str:
-    """Lower case, stray marks out ("3` July"), a dot between a word and a number as a space ("April.2023")."""
+    """Lower case; stray marks out ("3` July"); a dot between a word and a number as a space ("April.2023"); a
+    space between a number and the word it touches ("21January", "August,2023"); misspelt months corrected."""
     text = re.sub(r"[`´'\"’]", "", str(text).lower())
     text = re.sub(r"(?<=[a-z])\.(?=\d)", " ", text)
+    text = re.sub(r"(\d)(?!(?:st|nd|rd|th)\b)([a-z]{3,})", r"\1 \2", text)
+    text = re.sub(r",(?=\d)", ", ", text)
+    text = re.sub(r"[a-z]+", lambda m: month_spelling(m.group(0)), text)
     return re.sub(r"\s+", " ", text).strip(" .!")
 
 
@@ -116,8 +132,11 @@ def relative_to(text: str, anchor: date) -> GoldTime | None:
         return GoldTime("relative", "week", start, start + timedelta(days=7))
     if rel == "before":
         sat = saturday_before(anchor, n)
-        return GoldTime("relative", "weekend", sat, sat + timedelta(days=2))
-    return None
+    elif rel == "of" and anchor.weekday() >= 5:  # the weekend holding a Saturday or Sunday
+        sat = anchor - timedelta(days=anchor.weekday() - 5)
+    else:  # the weekend after (or "of" a weekday): the first Saturday after the day
+        sat = anchor + timedelta(days=(5 - anchor.weekday()) % 7 or 7) + timedelta(days=7 * (n - 1))
+    return GoldTime("relative", "weekend", sat, sat + timedelta(days=2))
 
 
 def nth_weekend(text: str) -> GoldTime | None:
@@ -131,8 +150,21 @@ def nth_weekend(text: str) -> GoldTime | None:
     return GoldTime("relative", "weekend", sat, sat + timedelta(days=2))
 
 
+def day_range(text: str) -> GoldTime | None:
+    """ "November 5-6, 2022", "between October 19 and 24, 2023", "October 30 to 31, 2022": the days, both ends in."""
+    m = re.search(rf"\b{_MONTH}\s+(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|to|and|through)\s*(?P<b>\d{{1,2}})"
+                  rf"(?:st|nd|rd|th)?,?\s+{_YEAR}", text)
+    if not m:
+        return None
+    try:
+        first, last = (date(int(m["year"]), MONTH_NUMBERS[m["mon"]], int(m[k])) for k in ("a", "b"))
+    except ValueError:
+        return None
+    return GoldTime("relative", "span", first, last + timedelta(days=1)) if first <= last else None
+
+
 def duration(text: str) -> GoldTime | None:
-    m = re.fullmatch(rf"(?:about\s+|around\s+|over\s+|almost\s+)?(?P<q>{'|'.join(FUZZY)}|{_COUNTS})\s+"
+    m = re.fullmatch(rf"(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?(?P<q>{'|'.join(FUZZY)}|{_COUNTS})\s+"
                      r"(?P<unit>day|week|month|year)s?(?:\s+ago)?", text)
     if not m:
         return None
@@ -145,12 +177,12 @@ def parse_time_answer(text: object) -> GoldTime | None:
     t = clean(text)
     if not t:
         return None
-    found = find_date(t)
+    found = None if re.search(r"\d\s*(?:-|to|and|through)\s*\d", t) else find_date(t)
     if found:
         d, m = found
         rel = relative_to(t[:m.start()], d)
         return rel or GoldTime("date", "day", d, d + timedelta(days=1))
-    for reader in (nth_weekend, duration):
+    for reader in (day_range, nth_weekend, duration):
         got = reader(t)
         if got:
             return got

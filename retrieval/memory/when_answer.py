@@ -31,7 +31,7 @@ _KIND_RE = [(k, re.compile(rf"^\W*(?:{p})\b", re.I)) for k, p in KINDS.items()]
 UNIT_DAYS = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}
 EVIDENCE_K = 10  # rows ranked for the evidence (the answer comes from the first, or the rule below)
 # Which evidence row answers (see pick_evidence): chosen on LoCoMo's dev conversations (eval.locomo_answers, README).
-EVIDENCE_RULES = ("top", "stated", "turn", "stated_turn")
+EVIDENCE_RULES = ("top", "stated", "turn", "stated_turn", "turn_stated")
 EVIDENCE_RULE = "stated"
 # The evidence rows are not cut at a margin (None) but kept whole (EVIDENCE_K): chosen on the dev conversations.
 WHEN_MARGIN: float | None = None
@@ -154,20 +154,21 @@ def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataF
     """The row to answer from, of ``rows`` (best first), by ``rule`` (:data:`EVIDENCE_RULES`): ``top`` the first;
     ``stated`` the first that states an event time (else the first); ``turn`` the first, or, when it states
     none, the utterance it follows in ``frame`` if that one does; ``stated_turn`` the first that states one of
-    the rows each followed by the utterance before it."""
+    the rows each followed by the utterance before it; ``turn_stated`` the first that states one of the first
+    row, the utterance it follows, then the other rows."""
     if rows.empty:
         return None
     if rule not in EVIDENCE_RULES:
         raise ValueError(f"evidence rule must be one of {EVIDENCE_RULES}, got {rule!r}")
     candidates = [r for _, r in rows.iterrows()]
-    if rule in ("turn", "stated_turn") and frame is not None:
+    if rule in ("turn", "stated_turn", "turn_stated") and frame is not None:
         expanded, seen = [], set()
-        for r in candidates[:1] if rule == "turn" else candidates:
+        for r in candidates if rule == "stated_turn" else candidates[:1]:
             for c in (r, previous_row(frame, r)):
                 if c is not None and c.name not in seen:
                     seen.add(c.name)
                     expanded.append(c)
-        candidates = expanded
+        candidates = expanded + (candidates[1:] if rule == "turn_stated" else [])
     if rule != "top":
         stated = [r for r in candidates if pd.notna(r["event_start"])]
         if stated:

@@ -1,0 +1,91 @@
+"""Event time at ingest: an utterance's own time expressions resolved against its timestamp."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
+
+import pandas as pd
+import pytest
+
+from retrieval.data.conversation_log import Utterance
+from retrieval.memory.conversation_table import COLUMNS, utterance_frame
+from retrieval.memory.event_time import EVENT_COLUMNS, event_counts, read_event_time
+from retrieval.memory.time_resolver import TimeResolver
+
+THU = datetime(2023, 5, 25, 13, 14, tzinfo=timezone.utc)  # a Thursday
+MON = datetime(2023, 7, 17, 14, 31, tzinfo=timezone.utc)  # a Monday
+
+
+def reading(text: str, said: datetime = THU):
+    t = read_event_time(text, said).time
+    return None if t is None else (t.start.date(), t.end.date(), t.granularity)
+
+
+@pytest.mark.parametrize("text, said, expected", [
+    ("I went to a support group yesterday", THU, (date(2023, 5, 24), date(2023, 5, 25), "day")),
+    ("I ran a race two days ago", THU, (date(2023, 5, 23), date(2023, 5, 24), "day")),
+    ("I ran a charity race last Saturday", THU, (date(2023, 5, 20), date(2023, 5, 21), "day")),
+    ("I joined a new group last Tues.", THU, (date(2023, 5, 23), date(2023, 5, 24), "day")),
+    ("See you this Friday!", THU, (date(2023, 5, 26), date(2023, 5, 27), "day")),  # forward, not last week's
+    ("The opening is tomorrow.", THU, (date(2023, 5, 26), date(2023, 5, 27), "day")),
+    ("My school event last week was awesome", THU, (date(2023, 5, 18), date(2023, 5, 25), "week")),
+    ("We met the week before and talked", THU, (date(2023, 5, 18), date(2023, 5, 25), "week")),
+    ("I got a puppy 2 weeks ago", THU, (date(2023, 5, 11), date(2023, 5, 18), "week")),
+    ("Guess what I did this week?", THU, (date(2023, 5, 22), date(2023, 5, 29), "week")),
+    ("Last weekend I joined a mentorship program", MON, (date(2023, 7, 15), date(2023, 7, 17), "weekend")),
+    ("We went camping two weekends ago", MON, (date(2023, 7, 8), date(2023, 7, 10), "weekend")),
+    ("We're going camping next month.", THU, (date(2023, 6, 1), date(2023, 7, 1), "month")),
+    ("I lost my job this month", THU, (date(2023, 5, 1), date(2023, 6, 1), "month")),
+    ("That was in 2022, a great year", THU, (date(2022, 1, 1), date(2023, 1, 1), "year")),
+    ("I read it last year", THU, (date(2022, 1, 1), date(2023, 1, 1), "year")),
+    ("A friend made it for my 18th birthday ten years ago.", THU, (date(2013, 1, 1), date(2014, 1, 1), "year")),
+    ("We had a blast on our trip last summer", datetime(2023, 8, 11, tzinfo=timezone.utc),
+     (date(2022, 6, 1), date(2022, 9, 1), "season")),
+    ("I've known these friends for 4 years", THU, (date(2019, 1, 1), date(2020, 1, 1), "year")),
+    ("Got the tattoo a few years ago", THU, (date(2018, 1, 1), date(2022, 1, 1), "fuzzy")),
+])
+def test_utterance_expressions(text, said, expected):
+    assert reading(text, said) == expected
+
+
+def test_lengths_and_vague_phrases():
+    r = read_event_time("Seven years now, and I finally found my muse", THU)
+    assert r.time.duration == (7, 7, "year") and r.time.start.year == 2016
+    fuzzy = read_event_time("Got the tattoo a few years ago", THU)
+    assert fuzzy.time.duration == (2, 5, "year") and "not a precise date" in fuzzy.note
+    for text in ("I took a class recently", "It was a while ago", "I saw it the other day"):
+        r = read_event_time(text, THU)
+        assert r.time is None and r.vague and "vague" in r.note  # no interval, never a precise date
+
+
+def test_no_expression_no_event_time_and_unresolved_kept():
+    assert read_event_time("Hello there, how are you?", THU).time is None  # not its own timestamp
+    r = read_event_time("Have a nice day!", THU)
+    assert r.time is None and r.unresolved and "unresolved" in r.note
+    assert reading("Today I feel great after the race yesterday") == (date(2023, 5, 24), date(2023, 5, 25), "day")
+
+
+def test_question_readings_are_unchanged():
+    """The utterance rules are tried only for utterances: a question's "last week" still means the last 7 days."""
+    (e,) = TimeResolver(THU).resolve("What did we discuss last week?")
+    assert (e.intervals[0][0].date(), e.intervals[0][1].date()) == (date(2023, 5, 18), date(2023, 5, 26))
+
+
+def test_zone_and_aware_timestamps():
+    late = datetime(2023, 5, 25, 23, 30, tzinfo=ZoneInfo("America/New_York"))  # already the 26th in UTC
+    assert reading("I went yesterday", late)[0] == date(2023, 5, 24)  # the speaker's calendar, not UTC's
+    with pytest.raises(ValueError, match="time-zone aware"):
+        read_event_time("yesterday", datetime(2023, 5, 25))
+
+
+def test_conversation_table_columns():
+    utts = [Utterance(0, 1, "Ann", THU, "I went to a support group yesterday."),
+            Utterance(1, 1, "Bob", THU.replace(second=1), "That's great!"),
+            Utterance(2, 1, "Ann", THU.replace(second=2), "Have a nice day."),
+            Utterance(3, 1, "Bob", THU.replace(second=3), "I was there recently too.")]
+    frame = utterance_frame(utts)
+    assert set(EVENT_COLUMNS) <= set(frame.columns) and list(frame.columns) == list(COLUMNS)
+    assert frame.loc[0, "event_start"].date() == date(2023, 5, 24) and frame.loc[0, "event_phrase"] == "yesterday"
+    assert pd.isna(frame.loc[1, "event_start"]) and pd.isna(frame.loc[1, "event_note"])
+    assert event_counts(frame) == {"rows": 4, "with_event_time": 1, "unresolved_no_event_time": 1, "vague_only": 1}

@@ -1,0 +1,123 @@
+"""When-questions: recognised, answered from the evidence's event time (else its timestamp), through ask too."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from retrieval.data.conversation_log import Utterance
+from retrieval.memory import temporal_memory
+from retrieval.memory.conversation_table import ConversationTable, utterance_frame
+from retrieval.memory.when_answer import answer_from_evidence, pick_evidence, question_kind
+
+NOW = datetime(2023, 10, 22, 10, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tiny_backbone):
+    from models.dual_encoder import DualEncoder
+
+    return DualEncoder.from_backbone(tiny_backbone)
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("When did Caroline go to the LGBTQ support group?", "when"),
+    ("Nice. When was Jon in Paris?", "when"),
+    ("What date did Maria donate her car?", "when"),
+    ("How long ago was Caroline's 18th birthday?", "ago"),
+    ("How long has Melanie been practicing art?", "how_long"),
+    ("Which month did Jon host the competition?", "month"),
+    ("In what year did John get Max?", "year"),
+    ("What did Caroline say about the support group?", None),
+    ("Who did Maria have dinner with on May 3, 2023?", None),
+])
+def test_question_kind(question, kind):
+    assert question_kind(question) == kind
+
+
+def frame_of(*texts_and_times):
+    return utterance_frame([Utterance(i, 1 + i // 2, "Ann" if i % 2 == 0 else "Bob", ts, text)
+                            for i, (text, ts) in enumerate(texts_and_times)])
+
+
+SAID = datetime(2023, 6, 9, 19, 55, tzinfo=timezone.utc)  # a Friday
+
+
+@pytest.mark.parametrize("text, kind, answer, granularity", [
+    ("I went to a support group yesterday.", "when", "8 June 2023", "day"),
+    ("I told you about my school event last week.", "when", "the week before 9 June 2023", "week"),
+    ("Guess what I did this week? I applied!", "when", "the week of 5 June 2023", "week"),
+    ("Last weekend I joined a mentorship program.", "when", "the weekend before 9 June 2023", "weekend"),
+    ("We're going camping next month.", "when", "July 2023", "month"),
+    ("We're going camping next month.", "year", "July 2023", "month"),  # never finer, nor a day
+    ("I read that book last year.", "when", "2022", "year"),
+    ("Our trip last summer was great.", "when", "summer 2022", "season"),
+    ("Got the tattoo a few years ago.", "when", "a few years before 9 June 2023", "fuzzy"),
+    ("I went to a support group yesterday.", "month", "June 2023", "day"),
+    ("A friend made it for my 18th birthday ten years ago.", "ago", "10 years ago", "year"),
+    ("I've known these friends for 4 years.", "how_long", "4 years", "year"),
+])
+def test_answer_forms(text, kind, answer, granularity):
+    a = answer_from_evidence(kind, frame_of((text, SAID)), NOW)
+    assert (a.answer, a.granularity, a.source) == (answer, granularity, "event_time")
+    assert a.evidence is not None and "resolved against its timestamp" in a.derivation[0]
+
+
+def test_no_expression_answers_with_the_timestamp_and_says_so():
+    a = answer_from_evidence("when", frame_of(("I just got accepted for the internship!", SAID)), NOW)
+    assert a.answer == "9 June 2023" and a.source == "timestamp" and "states no time of its own" in a.derivation[0]
+    assert (a.start, a.end) == (SAID.replace(hour=0, minute=0), SAID.replace(hour=0, minute=0) + timedelta(days=1))
+    none = answer_from_evidence("how_long", frame_of(("I love painting.", SAID)), NOW)
+    assert none.answer is None and "no length" in none.derivation[-1]
+
+
+def test_evidence_rules():
+    later = [SAID + timedelta(seconds=i) for i in range(4)]
+    frame = frame_of(("I went to the fair yesterday.", later[0]), ("Wow, that sounds great!", later[1]),
+                     ("My cat is cute.", later[2]), ("I ran last week.", later[3]))
+    ranked = frame.loc[[1, 2, 3]]  # the reply first: it states nothing
+    assert pick_evidence(ranked, "top").name == 1
+    assert pick_evidence(ranked, "stated").name == 3
+    assert pick_evidence(ranked, "turn", frame).name == 0  # the utterance the reply follows states a time
+    assert pick_evidence(ranked, "turn_stated", frame).name == 0
+    with pytest.raises(ValueError, match="evidence rule"):
+        pick_evidence(ranked, "best")
+
+
+def memory_of(encoder):
+    t0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    utts = [Utterance(0, 1, "Caroline", t0, "I went to a LGBTQ support group yesterday and it was so powerful."),
+            Utterance(1, 1, "Melanie", t0 + timedelta(seconds=1), "Wow, that's cool, Caroline!"),
+            Utterance(2, 2, "Melanie", t0 + timedelta(days=17), "I ran a charity race last Saturday."),
+            Utterance(3, 2, "Caroline", t0 + timedelta(days=17, seconds=1), "That sounds rewarding.")]
+    return temporal_memory.TemporalMemory(ConversationTable.from_utterances(utts, encoder, None, turns=True))
+
+
+def test_ask_answers_when(tiny_encoder):
+    memory = memory_of(tiny_encoder)
+    r = memory.ask("When did Melanie run a charity race?")
+    assert r.answer is not None and r.answer.answer == "20 May 2023" and r.answer.source == "event_time"
+    assert any(op["op"] == "rank" for op in r.plan.ops) and any("asks when" in n for n in r.plan.notes)
+    d = r.to_dict()["answer"]
+    assert d["start"].startswith("2023-05-20") and d["granularity"] == "day" and d["evidence"]
+    assert memory.ask("What did Melanie say about the race?").answer is None  # not a when-question
+
+
+def test_event_time_filter(tiny_encoder):
+    memory = memory_of(tiny_encoder)
+    r = memory.ask("When did Caroline go to the support group in May?")
+    overlaps = [op for op in r.plan.ops if op["op"] == "overlaps"]
+    assert overlaps and r.answer.answer == "7 May 2023"
+
+
+def test_ask_command_json(tmp_path, tiny_backbone, capsys):
+    log = tmp_path / "chat.jsonl"
+    log.write_text("\n".join(json.dumps(x) for x in [
+        {"speaker": "Ann", "text": "I adopted a puppy two days ago!", "timestamp": "2023-05-08T10:00:00+00:00"},
+        {"speaker": "Bob", "text": "Congratulations!", "timestamp": "2023-05-08T10:00:05+00:00"}]))
+    code = temporal_memory.main(["ask", "--log", str(log), "--encoder", tiny_backbone, "--cache-dir", "",
+                                 "When did Ann adopt the puppy?", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["answer"]["answer"] == "6 May 2023" and out["answer"]["derivation"]
