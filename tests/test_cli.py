@@ -25,6 +25,7 @@ COMMANDS = [
     ("eval.response", [], "ResponseEvalArguments"),
     ("eval.temporal", [], "TemporalEvalConfig"),
     ("eval.locomo_temporal", [], "LocomoTemporalArguments"),
+    ("eval.locomo_answers", [], "LocomoAnswersArguments"),
     ("eval.trends", [], "TrendsEvalArguments"),
     ("eval.demo", [], "DemoArguments"),
     ("retrieval.ctbls.chat", [], "ChatArguments"),

@@ -105,9 +105,8 @@ def render(t: EventTime, said: datetime) -> str:
             return f"the week of {day_text(first)}"
     if t.granularity == "weekend" and first == weekend_before(said_day):
         return f"the weekend before {day_text(said_day)}"
-    if t.granularity in ("weekend", "week"):
-        return f"the {t.granularity} of {day_text(first)}" if t.granularity == "weekend" else \
-            f"{day_text(first)} to {day_text(last)}"
+    if t.granularity == "weekend":
+        return f"the weekend of {day_text(first)}"
     if t.granularity == "month":
         return f"{first:%B %Y}"
     if t.granularity == "season":
