@@ -55,9 +55,9 @@ logger = logging.getLogger("eval.locomo_answers")
 DEV = ("conv-26", "conv-30", "conv-41")
 METHODS = ("gold_evidence", "end_to_end", "top_turn_timestamp", "llm")
 SYSTEM = ("You answer questions about a long conversation between two people, using dated excerpts from it. "
-          "Work out the date from the excerpt's own date and its words (\"yesterday\", \"last week\"). Answer with "
-          "the time only, written like \"7 May 2023\", \"the week before 9 June 2023\", \"June 2023\", \"2022\" "
-          "or \"4 years\".")
+          "Each excerpt starts with the day it was said; words like \"yesterday\" or \"last week\" count from that "
+          "day. Answer with the time only, as precise as the excerpts allow: a day (day, month name, year), a week, "
+          "a month (month name and year), a year, or a length of time.")
 
 
 @dataclass
