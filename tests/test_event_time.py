@@ -89,3 +89,12 @@ def test_conversation_table_columns():
     assert frame.loc[0, "event_start"].date() == date(2023, 5, 24) and frame.loc[0, "event_phrase"] == "yesterday"
     assert pd.isna(frame.loc[1, "event_start"]) and pd.isna(frame.loc[1, "event_note"])
     assert event_counts(frame) == {"rows": 4, "with_event_time": 1, "unresolved_no_event_time": 1, "vague_only": 1}
+
+
+def test_timeless_texts_are_remembered_and_timed_ones_are_not():
+    from retrieval.memory import event_time
+
+    assert read_event_time("Nice to meet you!", THU).time is None and "Nice to meet you!" in event_time._TIMELESS
+    assert read_event_time("Nice to meet you!", MON).time is None
+    assert "I went yesterday" not in event_time._TIMELESS  # resolved anew against each timestamp
+    assert reading("I went yesterday", MON)[0] == date(2023, 7, 16)

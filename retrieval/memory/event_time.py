@@ -85,11 +85,21 @@ def event_rules() -> list:
     return EVENT_RULES + RULES
 
 
+# Texts in which no rule and no time word matches: whether a pattern matches does not depend on the day the text
+# was said, so such a text (most utterances; every repeat of one in a long log) is not resolved again. Bounded.
+_TIMELESS: dict[str, None] = {}
+TIMELESS_MAX = 200_000
+
+
 def read_event_time(text: str, said_at: datetime) -> EventReading:
     """The event time of ``text`` said at ``said_at`` (tz-aware): see the module's conventions."""
     if said_at.tzinfo is None:
         raise ValueError("an utterance's timestamp must be time-zone aware to resolve its time expressions")
+    if text in _TIMELESS:
+        return EventReading(None)
     expressions = TimeResolver(said_at, rules=event_rules()).resolve(text)
+    if not expressions and len(_TIMELESS) < TIMELESS_MAX:
+        _TIMELESS[text] = None
     reading = EventReading(None)
     timed: list[TimeExpression] = []
     for e in expressions:
