@@ -65,6 +65,12 @@ def test_answer_forms(text, kind, answer, granularity):
     assert a.evidence is not None and "resolved against its timestamp" in a.derivation[0]
 
 
+def test_derivation_names_a_lower_ranked_row():
+    frame = frame_of(("That's great!", SAID), ("I went to a support group yesterday.", SAID + timedelta(seconds=1)))
+    a = answer_from_evidence("when", frame, NOW, "stated")
+    assert a.answer == "8 June 2023" and "ranked 2 of 2" in a.derivation[0]
+
+
 def test_no_expression_answers_with_the_timestamp_and_says_so():
     a = answer_from_evidence("when", frame_of(("I just got accepted for the internship!", SAID)), NOW)
     assert a.answer == "9 June 2023" and a.source == "timestamp" and "states no time of its own" in a.derivation[0]

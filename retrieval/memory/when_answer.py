@@ -194,6 +194,10 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         t = EventTime(start, end, "day", "", "timestamp")
         how = [f"{where} states no time of its own: its timestamp's day"]
         source = "timestamp"
+    rank = rows.index.get_loc(row.name) + 1 if row.name in rows.index else None
+    if rank != 1:
+        how.insert(0, f"evidence rule {rule!r}: row {row.name}, " + (f"ranked {rank} of {len(rows)}" if rank else
+                                                                    "the utterance the best-ranked row follows"))
     out = WhenAnswer(kind, render(t, said), t.start, t.end, t.granularity, source=source, evidence=rows,
                      derivation=how)
     if t.granularity == "fuzzy" and t.duration:  # "a few years ago": a length before it was said
