@@ -164,3 +164,21 @@ def test_sigkill_in_a_loop_of_adds_loses_no_acknowledged_turn(tmp_path, encoder,
     for i in frame.index:
         reference.add(**turn(i))
     assert answers(memory) == answers(reference)
+
+
+def test_snapshot_then_rows_after_it_and_a_disagreeing_snapshot_ignored(tmp_path, encoder, tiny_backbone):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True, encoder_spec=tiny_backbone)
+    memory.add_many([turn(i) for i in range(8)])
+    memory.close()  # seals BM25 and writes rows-0000000008.parquet
+    assert [p.name for p in (tmp_path / "m").glob("rows-*.parquet")] == ["rows-0000000008.parquet"]
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    memory.add_many([turn(i) for i in range(8, 12)])  # and no close: a crash after these
+    expected = answers(memory)
+    reopened = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    assert reopened.table.frame["text"].tolist() == [turn(i)["text"] for i in range(12)]
+    assert answers(reopened) == expected
+    snapshot = tmp_path / "m" / "rows-0000000008.parquet"
+    frame = reopened.table.frame.iloc[:8].copy()
+    frame.loc[7, "text"] = "not what was said"
+    frame.to_parquet(snapshot)
+    assert TemporalMemory.open(tmp_path / "m", encoder=encoder).table.frame.loc[7, "text"] == turn(7)["text"]

@@ -3,6 +3,7 @@
 Folder layout (``TemporalMemory.open(path)``)::
 
     memory.sqlite            the rows and the settings (retrieval.memory.store, SQLite in WAL mode)
+    rows-<count>.parquet     a snapshot of the first <count> rows, written on close (one read on open)
     vectors-text.f32         one embedding per row, the utterance alone (retrieval.search.vector_log)
     vectors-turn.f32         the same for the turn view (turn_texts), when the memory has it
     bm25-text/seg-*.npz      BM25 postings segments over "speaker: text" (retrieval.search.sparse_segments)
@@ -15,7 +16,8 @@ BM25 adds them to its open tail (no rebuild of what exists). Questions asked aft
 
 **Opening** (:meth:`MemoryFolder.open`): the encoder must be the one the memory was built with (its identity and
 how it writes a document are stored; another is refused with :class:`EncoderMismatchError`, as a saved index
-is); the rows are read back; each vector file is repaired against the database (a torn last row cut, rows past
+is); the rows are read back (the snapshot written at the last close, if it agrees with the database, then the
+database's rows after it); each vector file is repaired against the database (a torn last row cut, rows past
 the database dropped) and the rows it lacks, and only those, are encoded again; the flat FAISS index is built
 from the vector file (one copy: storing a second copy as ``index.faiss`` would double the disk for nothing);
 BM25 loads its sealed segments and re-adds the rows after them (fewer than one segment's worth).
@@ -24,6 +26,7 @@ BM25 loads its sealed segments and re-adds the rows after them (fewer than one s
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -31,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from retrieval.atomic import save_with
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, Utterance
 from retrieval.data.jsonio import DataError
 from retrieval.data.timestamps import CalendarZone, as_timezone, instant, read_timestamp
@@ -49,7 +53,8 @@ from retrieval.search.vector_log import VectorLog
 
 logger = logging.getLogger(__name__)
 
-REPAIR_PROGRESS_MIN = 1000  # re-encoding this many rows or more shows a progress bar
+REPAIR_PROGRESS_MIN = 1000
+SNAPSHOT = re.compile(r"rows-(\d+)\.parquet")  # re-encoding this many rows or more shows a progress bar
 
 
 class LiveTable(ConversationTable):
@@ -178,7 +183,7 @@ class MemoryFolder:
         tz = store.get_meta("tz")
         zone = CalendarZone(as_timezone(tz), "given" if tz else "default")
         views = tuple(store.get_meta("views"))
-        frame = store.read(0, zone.zone) if store.count() else empty_frame(zone.zone)
+        frame = read_frame(path, store, zone.zone)
         indices, sparse = {}, {}
         folder = cls(path, store, encoder, None, views, timedelta(seconds=store.get_meta("session_gap_s")))
         for view in views:
@@ -280,7 +285,54 @@ class MemoryFolder:
         return rows.index.tolist()
 
     def close(self) -> None:
+        """Seal the BM25 tails and write the rows' snapshot (so a reopen re-reads nothing row by row), then
+        release the database."""
+        for bm25 in self.table.sparse.values():
+            bm25.seal()
+        write_snapshot(self.path, self.table.frame)
         self.store.close()
+
+
+def snapshots(path: Path) -> list[tuple[int, Path]]:
+    """The folder's ``rows-<count>.parquet`` snapshots, (rows, path), most rows first."""
+    found = [(int(m.group(1)), p) for p in path.glob("rows-*.parquet") if (m := SNAPSHOT.fullmatch(p.name))]
+    return sorted(found, reverse=True)
+
+
+def write_snapshot(path: Path, frame: pd.DataFrame) -> None:
+    """The whole frame as ``rows-<count>.parquet`` (a copy of the database's rows that loads in one read), then
+    the older snapshots removed. The database stays the truth: a snapshot is only used while it agrees with it."""
+    old = snapshots(path)
+    if not len(frame) or old and old[0][0] == len(frame):
+        return
+    save_with(lambda partial: frame.to_parquet(partial), path / f"rows-{len(frame):010d}.parquet")
+    for _, p in old:
+        p.unlink(missing_ok=True)
+
+
+def read_frame(path: Path, store: SQLiteStore, zone) -> pd.DataFrame:
+    """The memory's rows: the newest snapshot that agrees with the database (as many rows or fewer, the same last
+    row), then the database's rows after it; or all from the database."""
+    count = store.count()
+    if count == 0:
+        return empty_frame(zone)
+    for rows, snapshot in snapshots(path):
+        if not 0 < rows <= count:
+            continue
+        try:
+            frame = pd.read_parquet(snapshot)
+        except (OSError, ValueError) as e:
+            logger.warning("%s: unreadable snapshot (%s); reading the rows from the database", snapshot, e)
+            break
+        mine, theirs = frame.iloc[-1], store.read(rows - 1, zone).iloc[0]
+        if len(frame) != rows or (int(mine["response_idx"]), mine["text"]) != (int(theirs["response_idx"]),
+                                                                            theirs["text"]):
+            logger.warning("%s: does not agree with the database; reading the rows from it", snapshot)
+            break
+        frame["timestamp"] = frame["timestamp"].dt.tz_convert(zone)
+        rest = store.read(rows, zone) if rows < count else None
+        return frame if rest is None else pd.concat([frame, rest])
+    return store.read(0, zone)
 
 
 def check_encoder(store: SQLiteStore, encoder, path: Path) -> None:

@@ -52,6 +52,9 @@ class VectorLog:
             f.flush()
 
     def read(self, rows: int | None = None) -> np.ndarray:
-        """The first ``rows`` rows (all by default): (rows, dim) float32, read into memory."""
+        """The first ``rows`` rows (all by default): (rows, dim) float32, mapped from the file (a FAISS ``add``
+        then copies them once, from the page cache)."""
         n = len(self) if rows is None else rows
-        return np.fromfile(self.path, dtype="<f4", count=n * self.dim).reshape(n, self.dim)
+        if n == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.memmap(self.path, dtype="<f4", mode="r", shape=(n, self.dim))
