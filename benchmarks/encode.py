@@ -4,15 +4,16 @@
     python -m benchmarks.encode --texts 2000 --repeats 3 --batch-size 64 --max-length 256
 
 Texts: OTT-QA tables as the table retriever indexes them (``table_text``, long) and Zyphra utterances
-(short), mixed. The model: the packaged all-MiniLM-L6-v2 folder, loaded by both. Methods, run in
+(short), mixed. The model: the packaged all-MiniLM-L6-v2 folder, loaded by all. Methods, run in
 turns on the same texts, ``--repeats`` times: ours in fp32, ours under bf16 autocast (where the CPU
-has native bf16), sentence-transformers in fp32 (its default) and in bf16 (the model's weights cast,
-``model_kwargs={"dtype": torch.bfloat16}``), and ONNX Runtime on the same model exported offline
-(``benchmarks/onnx_encoder.py``: sentence-transformers' own ``backend="onnx"`` needs ``optimum-onnx``, which
-cannot be installed beside transformers 5; whether it loads is recorded as ``st_onnx_backend``). All sort by
-length and run without gradients, on ``--threads`` threads; the ratio is texts/s over sentence-transformers' fp32,
-per round, then the median. Agreement: the lowest cosine between each method's embedding and
-sentence-transformers' fp32 one for the same text.
+has native bf16), ours with the weights cast to bf16, sentence-transformers in fp32 (its default)
+and in bf16 (the model's weights cast, ``model_kwargs={"dtype": torch.bfloat16}``), and ONNX Runtime
+on the same model exported offline (``benchmarks/onnx_encoder.py``: sentence-transformers' own
+``backend="onnx"`` needs ``optimum-onnx``, which cannot be installed beside transformers 5; whether it
+loads is recorded as ``st_onnx_backend``). All sort by length and run without gradients, on
+``--threads`` threads; the ratio is texts/s over sentence-transformers' fp32, per round, then the
+median. Agreement: the lowest cosine between each method's embedding and sentence-transformers'
+fp32 one for the same text.
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if cpu_has_bf16():
         methods["ours_bf16_autocast"] = run("ours_bf16_autocast",
                                             lambda: ours_bf16.encode_documents(texts, args.batch_size))
+        ours_w = DualEncoder.from_backbone(default_encoder_path(), max_document_length=args.max_length)
+        ours_w.query_model.to(torch.bfloat16)  # what sentence-transformers' bf16 does: the weights cast
+        methods["ours_bf16_weights"] = run("ours_bf16_weights", lambda: ours_w.encode_documents(texts, args.batch_size))
         st_bf16 = SentenceTransformer(default_encoder_path(), device="cpu", model_kwargs={"dtype": torch.bfloat16})
         st_bf16.max_seq_length = args.max_length
         methods["sentence_transformers_bf16"] = run("sentence_transformers_bf16", lambda: st_bf16.encode(
