@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import signal
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from models.dual_encoder import DualEncoder
+from retrieval.memory.live_table import MemoryInUseError
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.dense_index import EncoderMismatchError
@@ -174,11 +176,17 @@ def test_snapshot_then_rows_after_it_and_a_disagreeing_snapshot_ignored(tmp_path
     memory = TemporalMemory.open(tmp_path / "m", encoder=encoder)
     memory.add_many([turn(i) for i in range(8, 12)])  # and no close: a crash after these
     expected = answers(memory)
+    with pytest.raises(MemoryInUseError, match="open in another process or object"):
+        TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    del memory  # dropped without close(): its lock goes with it, as with a killed process
+    gc.collect()
     reopened = TemporalMemory.open(tmp_path / "m", encoder=encoder)
     assert reopened.table.frame["text"].tolist() == [turn(i)["text"] for i in range(12)]
     assert answers(reopened) == expected
-    snapshot = tmp_path / "m" / "rows-0000000008.parquet"
-    frame = reopened.table.frame.iloc[:8].copy()
-    frame.loc[7, "text"] = "not what was said"
+    reopened.close()  # the snapshot now holds all 12
+    snapshot = tmp_path / "m" / "rows-0000000012.parquet"
+    frame = reopened.table.frame.copy()
+    frame.loc[11, "text"] = "not what was said"
     frame.to_parquet(snapshot)
-    assert TemporalMemory.open(tmp_path / "m", encoder=encoder).table.frame.loc[7, "text"] == turn(7)["text"]
+    again = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    assert again.table.frame.loc[11, "text"] == turn(11)["text"] and answers(again) == expected

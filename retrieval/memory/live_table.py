@@ -25,11 +25,13 @@ BM25 loads its sealed segments and re-adds the rows after them (fewer than one s
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
@@ -142,6 +144,7 @@ class MemoryFolder:
         self.path, self.store, self.encoder, self.table = path, store, encoder, table
         self.views, self.gap = views, gap
         self.vectors = {v: VectorLog(path / f"vectors-{v}.f32", encoder.dim) for v in views}
+        self.lock: TextIO | None = None
 
     # ---- creating and opening -----------------------------------------------------------------------------
     @staticmethod
@@ -172,6 +175,17 @@ class MemoryFolder:
         path = Path(path)
         if not cls.exists(path):
             raise FileNotFoundError(f"{path}: no memory here (no {DB_NAME}); create one with create=True")
+        lock = take_lock(path)
+        try:
+            folder = cls._open_locked(path, encoder)
+        except BaseException:
+            lock.close()
+            raise
+        folder.lock = lock
+        return folder
+
+    @classmethod
+    def _open_locked(cls, path: Path, encoder) -> MemoryFolder:
         store = SQLiteStore(path / DB_NAME)
         if store.get_meta("format") != FORMAT:
             raise DataError(f"{path}: a memory folder of format {store.get_meta('format')!r}, not {FORMAT}")
@@ -291,6 +305,26 @@ class MemoryFolder:
             bm25.seal()
         write_snapshot(self.path, self.table.frame)
         self.store.close()
+        if self.lock is not None:
+            self.lock.close()  # releases the lock
+            self.lock = None
+
+
+class MemoryInUseError(DataError):
+    """The memory is open for writing elsewhere (another process, or another object in this one)."""
+
+
+def take_lock(path: Path) -> TextIO:
+    """An exclusive lock on ``path/lock`` for as long as the returned file stays open (the kernel drops it when the
+    process dies): one writer per memory, since the files beside the database are appended to without it."""
+    f = (path / "lock").open("a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise MemoryInUseError(f"{path}: this memory is open in another process or object; close it first "
+                               "(one writer at a time)") from None
+    return f
 
 
 def snapshots(path: Path) -> list[tuple[int, Path]]:
