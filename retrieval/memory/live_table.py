@@ -153,7 +153,7 @@ class MemoryFolder:
 
     @classmethod
     def create(cls, path: str | Path, encoder, encoder_spec: str | None = None, tz: str | None = None,
-               session_gap: timedelta = DEFAULT_SESSION_GAP, turns: bool = True) -> MemoryFolder:
+               session_gap: timedelta = DEFAULT_SESSION_GAP, turns: bool = True, fsync: bool = False) -> MemoryFolder:
         """A new, empty memory in ``path`` (refused when one is there). ``tz``: its calendar's zone (default UTC,
         and questions may then read days in the zone of their "now")."""
         path = Path(path)
@@ -167,17 +167,18 @@ class MemoryFolder:
         for key, value in settings.items():
             store.set_meta(key, value)
         store.close()
-        return cls.open(path, encoder)
+        return cls.open(path, encoder, fsync)
 
     @classmethod
-    def open(cls, path: str | Path, encoder=None) -> MemoryFolder:
-        """Reopen the memory in ``path`` (``encoder`` None: the one it records, loaded by ``load_encoder``)."""
+    def open(cls, path: str | Path, encoder=None, fsync: bool = False) -> MemoryFolder:
+        """Reopen the memory in ``path`` (``encoder`` None: the one it records, loaded by ``load_encoder``);
+        ``fsync``: every append also survives a power cut (:meth:`SQLiteStore.set_fsync`)."""
         path = Path(path)
         if not cls.exists(path):
             raise FileNotFoundError(f"{path}: no memory here (no {DB_NAME}); create one with create=True")
         lock = take_lock(path)
         try:
-            folder = cls._open_locked(path, encoder)
+            folder = cls._open_locked(path, encoder, fsync)
         except BaseException:
             lock.close()
             raise
@@ -185,8 +186,8 @@ class MemoryFolder:
         return folder
 
     @classmethod
-    def _open_locked(cls, path: Path, encoder) -> MemoryFolder:
-        store = SQLiteStore(path / DB_NAME)
+    def _open_locked(cls, path: Path, encoder, fsync: bool) -> MemoryFolder:
+        store = SQLiteStore(path / DB_NAME, fsync)
         if store.get_meta("format") != FORMAT:
             raise DataError(f"{path}: a memory folder of format {store.get_meta('format')!r}, not {FORMAT}")
         if encoder is None:
@@ -364,6 +365,9 @@ def read_frame(path: Path, store: SQLiteStore, zone) -> pd.DataFrame:
             logger.warning("%s: does not agree with the database; reading the rows from it", snapshot)
             break
         frame["timestamp"] = frame["timestamp"].dt.tz_convert(zone)
+        for name in frame.columns:  # Python strings, as the database gives: the plan's row takes are 4x faster
+            if isinstance(frame[name].dtype, pd.StringDtype):  # than on the parquet's chunked arrow strings
+                frame[name] = frame[name].astype(object)
         rest = store.read(rows, zone) if rows < count else None
         return frame if rest is None else pd.concat([frame, rest])
     return store.read(0, zone)
