@@ -4,11 +4,16 @@
     python -m benchmarks.encode --texts 2000 --repeats 3 --batch-size 64 --max-length 256
 
 Texts: OTT-QA tables as the table retriever indexes them (``table_text``, long) and Zyphra utterances
-(short), mixed. The model: the packaged all-MiniLM-L6-v2 folder, loaded by both. Methods, run in
+(short), mixed. The model: the packaged all-MiniLM-L6-v2 folder, loaded by all. Methods, run in
 turns on the same texts, ``--repeats`` times: ours in fp32, ours under bf16 autocast (where the CPU
-has native bf16), and sentence-transformers in fp32 (its default). Both sort by length and run under
-no-grad; the ratio is texts/s over sentence-transformers', per round, then the median. Agreement:
-the lowest cosine between our embedding and sentence-transformers' for the same text.
+has native bf16), ours with the weights cast to bf16, sentence-transformers in fp32 (its default)
+and in bf16 (the model's weights cast, ``model_kwargs={"dtype": torch.bfloat16}``), and ONNX Runtime
+on the same model exported offline (``benchmarks/onnx_encoder.py``: sentence-transformers' own
+``backend="onnx"`` needs ``optimum-onnx``, which cannot be installed beside transformers 5; whether it
+loads is recorded as ``st_onnx_backend``). All sort by length and run without gradients, on
+``--threads`` threads; the ratio is texts/s over sentence-transformers' fp32, per round, then the
+median. Agreement: the lowest cosine between each method's embedding and sentence-transformers'
+fp32 one for the same text.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -31,9 +37,23 @@ from benchmarks.common import (
     machine,
     write_report,
 )
-from benchmarks.real_embeddings import utterance_texts
+from benchmarks.onnx_encoder import OnnxEncoder, export_onnx
+from benchmarks.real_embeddings import bench_cache_dir, utterance_texts
 from eval.report import print_table
 from retrieval.config import option, parse_config, write_config
+
+
+def st_onnx_backend() -> str:
+    """Whether sentence-transformers' own ONNX backend loads here: "available", or why not."""
+    from sentence_transformers import SentenceTransformer
+
+    from models.packaged import default_encoder_path
+
+    try:
+        SentenceTransformer(default_encoder_path(), device="cpu", backend="onnx")
+    except Exception as e:  # noqa: BLE001  (any failure is the answer: it is recorded, not raised)
+        return f"unavailable: {type(e).__name__}: {str(e).splitlines()[0]}"
+    return "available"
 
 
 def benchmark_texts(n: int, seed: int = 0) -> list[str]:
@@ -90,8 +110,22 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if cpu_has_bf16():
         methods["ours_bf16_autocast"] = run("ours_bf16_autocast",
                                             lambda: ours_bf16.encode_documents(texts, args.batch_size))
-    ours.encode_documents(texts[:args.batch_size], args.batch_size)  # warm-up, both
-    st.encode(texts[:args.batch_size], batch_size=args.batch_size)
+        ours_w = DualEncoder.from_backbone(default_encoder_path(), max_document_length=args.max_length)
+        ours_w.query_model.to(torch.bfloat16)  # what sentence-transformers' bf16 does: the weights cast
+        methods["ours_bf16_weights"] = run("ours_bf16_weights", lambda: ours_w.encode_documents(texts, args.batch_size))
+        st_bf16 = SentenceTransformer(default_encoder_path(), device="cpu", model_kwargs={"dtype": torch.bfloat16})
+        st_bf16.max_seq_length = args.max_length
+        methods["sentence_transformers_bf16"] = run("sentence_transformers_bf16", lambda: st_bf16.encode(
+            texts, batch_size=args.batch_size, normalize_embeddings=True, convert_to_numpy=True))
+    try:
+        onnx = OnnxEncoder(export_onnx(default_encoder_path(), Path(bench_cache_dir()) / "onnx-minilm"),
+                           default_encoder_path(), args.max_length, args.threads)
+        methods["onnxruntime_fp32"] = run("onnxruntime_fp32", lambda: onnx.encode(texts, args.batch_size))
+    except ImportError as e:  # the onnx extra is not installed: the row is left out, saying why
+        print(f"no ONNX Runtime row: {e} (pip install -e '.[onnx]')")
+    st_onnx = st_onnx_backend()
+    for fn in methods.values():  # warm-up, every method
+        fn()
     times = interleaved(methods, args.repeats)
 
     base = times["sentence_transformers"]
@@ -106,7 +140,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
                      "min_cosine_vs_st": round(float(cos.min()), 5)})
     table = print_table(rows, title=f"== encoding {len(texts)} texts, batch {args.batch_size}, "
                                     f"max {args.max_length} tokens, {args.repeats} interleaved rounds ==")
+    fastest = max(rows, key=lambda r: r["texts_per_s"])
+    ours_best = max((r for r in rows if r["method"].startswith("ours")), key=lambda r: r["texts_per_s"])
+    print(f"fastest: {fastest['method']} ({fastest['texts_per_s']} texts/s); ours at best {ours_best['method']} "
+          f"({ours_best['texts_per_s']} texts/s, {ours_best['texts_per_s'] / fastest['texts_per_s']:.2f}x of it)")
     report = {"command": command_line("benchmarks.encode", argv), "machine": machine(), "threads": args.threads,
+              "st_onnx_backend": st_onnx, "fastest": fastest["method"], "ours_best": ours_best["method"],
               "texts": len(texts),
               "mean_chars": round(float(np.mean([len(t) for t in texts])), 1), "batch_size": args.batch_size,
               "max_length": args.max_length, "repeats": args.repeats, "seconds": times, "results": rows,

@@ -39,16 +39,11 @@ from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.zyphra_temporal import log_paths, read_questions
 from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.planner import LLMPlanner, RulePlanner
 from retrieval.memory.query_rewrite import LLMRewriter
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_memory import TemporalMemory
-
-ANSWER_PROMPT = """Here are parts of our earlier conversations:
-{rows}
-
-Answer the question from them, in one or two sentences.
-Question: {question}"""
 
 
 class CountingBackend:
@@ -68,10 +63,8 @@ class CountingBackend:
 
 
 def answer(llm: CountingBackend, question: str, rows, max_rows: int, max_new_tokens: int) -> str:
-    lines = [f"[{r['date']} {r['time']}] {r['speaker']}: {r['text'][:200]}" for _, r in rows.head(max_rows).iterrows()]
     llm.stage = "answer"
-    prompt = ANSWER_PROMPT.format(rows="\n".join(lines) or "(nothing found)", question=question)
-    return llm.generate([[{"role": "user", "content": prompt}]], max_new_tokens=max_new_tokens,
+    return llm.generate([answer_messages(question, rows, max_rows)], max_new_tokens=max_new_tokens,
                         temperature=0.0)[0].text
 
 

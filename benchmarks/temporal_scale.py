@@ -11,6 +11,13 @@ turns), asked at the end of the table. Each is timed in stages as ``TemporalMemo
 rewrite + plan, the table operations (filters), and the dense ranking of the surviving rows (query
 encoding included). Beside it, measured in the same run: the same questions on one real log, and
 semantic search alone (encode + flat search of the whole table, the paper's baseline).
+
+Each size is measured twice: today's table (built in memory from the log, BM25 built by the first question that
+ranks: ``first_ranked_ms``) and the living memory (``benchmarks.live_scale``: filled through ``add_many``,
+closed, its folder's size taken, reopened, then the same questions, single-turn appends with the real encoder,
+and questions right after an add). ``--live false`` leaves the living memory out, ``--today false`` today's table.
+The sessions of the synthetic log do not overlap (a session is over before the next starts), so the log
+arrives in time order as a memory requires.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,6 +46,7 @@ from benchmarks.common import (
     summary_ms,
     write_report,
 )
+from benchmarks.live_scale import ask_after_add, fill_memory, folder_mb, measure_appends, reopen, time_ordered
 from benchmarks.real_embeddings import load_corpus
 from eval.report import print_table
 from models.dual_encoder import load_encoder
@@ -75,9 +84,11 @@ def synthetic_log(logs: dict[str, list[Utterance]], embeddings: dict[str, np.nda
     for n, ((us, e), offset) in enumerate(zip(chosen, starts)):
         first, base = us[0].timestamp, start + timedelta(seconds=float(offset))
         keep = min(len(us), rows - len(out))
-        for u in us[:keep]:
-            delta = min(u.timestamp - first, timedelta(hours=6))  # real turn spacing, sessions kept short
-            out.append(Utterance(len(out), n + 1, u.speaker, base + delta, u.text))
+        deltas = [min(u.timestamp - first, timedelta(hours=6)) for u in us[:keep]]  # real spacing, kept short
+        room = timedelta(seconds=0.9 * float(starts[n + 1] - offset)) if n + 1 < len(starts) else deltas[-1]
+        scale = min(1.0, room / deltas[-1]) if deltas[-1] else 1.0  # and over before the next one starts
+        for u, delta in zip(us[:keep], deltas):
+            out.append(Utterance(len(out), n + 1, u.speaker, base + delta * scale, u.text))
         emb.append(e[:keep])
     return out, np.concatenate(emb)
 
@@ -110,10 +121,10 @@ def ask_in_stages(memory: TemporalMemory, q) -> dict[str, float]:
     """``TemporalMemory.ask``'s steps, timed apart: rewrite + plan, filters, rank (query encoding included)."""
     rank_s = [0.0]
 
-    def ranker(query, k, subset):
+    def ranker(query, k, subset, **options):  # options: the plan's speaker prior and margin
         start = time.perf_counter()
         try:
-            return memory._rank(query, k, subset)
+            return memory._rank(query, k, subset, **options)
         finally:
             rank_s[0] += time.perf_counter() - start
 
@@ -149,8 +160,10 @@ def bench_table(name: str, table: ConversationTable, questions: list, build: dic
         stages["semantic_only"].append(semantic_only(table, q))
         per_question.append({"kind": q.kind, **{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()},
                              "semantic_only": round(stages["semantic_only"][-1], 4)})
+    first_ranked = next((r["total"] for r in per_question if r["ranked"]), None)
     row = {"table": name, "rows": len(table), "sessions": int(table.frame["session"].nunique()), **build,
-           "questions": len(questions), "ranked": len(ranked_totals)}
+           "questions": len(questions), "ranked": len(ranked_totals),
+           "first_ranked_ms": None if first_ranked is None else round(1000 * first_ranked, 1)}
     for key, ts in stages.items():
         s = summary_ms(ts)
         row[f"{key}_median_ms"], row[f"{key}_p95_ms"] = s["median_ms"], s["p95_ms"]
@@ -160,6 +173,21 @@ def bench_table(name: str, table: ConversationTable, questions: list, build: dic
     row["per_question"] = per_question
     row["rss_mb"], row["load"] = round(rss_mb(), 1), load_average()[0]
     print_table([{k: v for k, v in row.items() if k != "per_question"}])
+    return row
+
+
+def bench_live(utterances: list[Utterance], emb: np.ndarray, encoder, questions: list, folder: Path,
+               args: TemporalScaleArguments) -> dict:
+    """The living memory of these rows: filled, closed, measured on disk, reopened, asked, appended to."""
+    utterances, emb = time_ordered(utterances, emb)
+    filled = fill_memory(folder, utterances, emb, encoder)
+    memory, opened = reopen(folder, encoder)
+    row = bench_table("living memory", memory.table, questions,
+                      {**filled, **opened, "disk_mb": folder_mb(folder)["total"], "disk": folder_mb(folder)})
+    row.update(measure_appends(memory, [u.text for u in utterances[:500]], args.appends))
+    row.update(ask_after_add(memory, questions, 20))
+    memory.close()
+    print_table([{k: v for k, v in row.items() if k not in ("per_question", "disk")}])
     return row
 
 
@@ -194,6 +222,10 @@ class TemporalScaleArguments(RunArguments):
     years: float = option(10.0, "years the synthetic sessions span")
     n_questions: int = option(60, "questions, sampled evenly over the three kinds", aliases=["--questions"])
     real_log: str = option("26", "the one real log measured beside the large tables")
+    today: bool = option(True, "measure today's table (built from the log, BM25 on first use)")
+    live: bool = option(True, "measure the living memory (filled, closed, reopened, appended to)")
+    appends: int = option(200, "single-turn appends timed on each living memory")
+    work_dir: str = option("runs/bench/temporal_scale_memories", "where the living memories are written")
     plot: str | None = option(None, "PNG path (default: next to --output)")
 
 
@@ -214,17 +246,26 @@ def main(argv: Sequence[str] | None = None) -> dict:
     del table
     for n in args.rows:
         utterances, emb = synthetic_log(corpus["logs"], corpus["utterances"], n, args.years, args.seed)
-        table, build = build_table(utterances, emb, encoder)
-        del utterances
-        rows.append(bench_table(f"synthetic {args.years:g}y", table, questions, build))
-        del table
+        if args.today:
+            table, build = build_table(utterances, emb, encoder)
+            rows.append(bench_table(f"synthetic {args.years:g}y", table, questions, build))
+            del table
+            gc.collect()
+        if args.live:
+            rows.append(bench_live(utterances, emb, encoder, questions, Path(args.work_dir) / f"memory-{n}", args))
+        del utterances, emb
         gc.collect()
     report["tables"] = rows
     report["load_average_end"] = load_average()
-    print_table(rows, ["table", "rows", "sessions", "frame_build_s", "index_build_s", "memory_mb", "plan_median_ms",
-                       "filter_median_ms", "total_median_ms", "total_p95_ms", "ranked_total_median_ms",
-                       "ranked_total_p95_ms", "semantic_only_median_ms", "load"],
-                title="== temporal questions by table size ==")
+    print_table(rows, ["table", "rows", "sessions", "frame_build_s", "index_build_s", "import_s", "reopen_s",
+                       "disk_mb", "memory_mb", "plan_median_ms", "filter_median_ms", "total_median_ms", "total_p95_ms",
+                       "first_ranked_ms", "ranked_total_median_ms", "ranked_total_p95_ms", "semantic_only_median_ms",
+                       "load"], title="== temporal questions by table size ==")
+    print_table([r for r in rows if "append_median_ms" in r],
+                ["table", "rows", "append_median_ms", "append_p95_ms", "append_encode_median_ms",
+                 "append_without_encoding_median_ms", "append_fsync_median_ms", "ask_after_add_median_ms",
+                 "ask_after_add_p95_ms"],
+                title="== appending to a living memory ==")
     write_report(report, args.output)
     write_config(args)
     path = plot_path(args.output, args.plot)

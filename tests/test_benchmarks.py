@@ -67,3 +67,24 @@ def test_bench_index_runs_on_tiny_sizes(tmp_path, monkeypatch):
     flat_subsets = [r for r in written["subsets"] if r["factory"] == "Flat"]
     assert len(flat_subsets) == 4 and all(r["default_recall@10"] == 1.0 for r in flat_subsets)
     assert out.with_suffix(".png").is_file()
+
+
+def test_synthetic_log_arrives_in_time_order_and_fills_a_living_memory(tmp_path, tiny_backbone):
+    from benchmarks.live_scale import fill_memory, folder_mb, measure_appends, reopen, time_ordered
+    from models.dual_encoder import DualEncoder
+
+    t0 = datetime(2023, 5, 1, 10, tzinfo=UTC)
+    logs = {"a": [Utterance(i, 1 + i // 3, "Ann" if i % 2 else "Bob", t0 + timedelta(days=i // 3, hours=5 * (i % 3)),
+                            f"u{i}") for i in range(9)]}
+    utterances, _ = synthetic_log(logs, {"a": np.zeros((9, 4), dtype=np.float32)}, 60, years=0.02)
+    stamps, sessions = [u.timestamp for u in utterances], [u.session for u in utterances]
+    assert stamps == sorted(stamps) and sessions == sorted(sessions)  # sessions never overlap
+    encoder = DualEncoder.from_backbone(tiny_backbone)
+    emb = unit(np.random.default_rng(0), 60, encoder.dim)
+    utterances, emb = time_ordered(utterances, emb)
+    assert fill_memory(tmp_path / "m", utterances, emb, encoder)["import_s"] >= 0
+    memory, opened = reopen(tmp_path / "m", encoder)
+    assert len(memory.table) == 60 and opened["reopen_s"] > 0 and folder_mb(tmp_path / "m")["total"] > 0
+    np.testing.assert_allclose(memory.table.index.index.reconstruct(7), emb[7], rtol=1e-6)
+    appended = measure_appends(memory, ["hello there"], 4)
+    assert len(memory.table) == 64 and appended["append_median_ms"] > 0 and appended["append_fsync_median_ms"] > 0

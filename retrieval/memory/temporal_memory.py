@@ -104,6 +104,51 @@ class TemporalMemory:
         utterances = load_log(path, fmt, tz, sample, timedelta(minutes=session_gap_minutes), on_bad_time, timestamps)
         return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=turns, tz=tz), **kwargs)
 
+    # ---- a living memory: a folder that turns are appended to (retrieval.memory.live_table) ----------------------
+    @classmethod
+    def open(cls, path: str | Path, encoder=None, create: bool = False, encoder_spec: str | None = None,
+             tz: str | None = None, session_gap_minutes: float = 30, turns: bool = True, fsync: bool = False,
+             **kwargs) -> TemporalMemory:
+        """Reopen the memory kept in the folder ``path`` (``encoder`` None: the one it was built with; another is
+        refused), or with ``create`` start an empty one there (``encoder`` None: ``load_encoder(encoder_spec)``;
+        ``tz``: its calendar's zone, default UTC). Turns are added with :meth:`add` / :meth:`add_many`, each one
+        committed when it returns (``fsync``: also through a power cut, about 5 ms more)."""
+        from retrieval.memory.live_table import MemoryFolder
+
+        if create and not MemoryFolder.exists(path):
+            if encoder is None:
+                from models.dual_encoder import load_encoder
+
+                encoder = load_encoder(encoder_spec)
+            folder = MemoryFolder.create(path, encoder, encoder_spec, tz, timedelta(minutes=session_gap_minutes),
+                                         turns, fsync)
+        else:
+            folder = MemoryFolder.open(path, encoder, fsync)
+        memory = cls(folder.table, **kwargs)
+        memory.folder = folder
+        return memory
+
+    def add(self, speaker: str, text: str, timestamp: datetime | str | None = None,
+            session: int | None = None) -> int:
+        """Record one turn, durable when this returns; its response index. ``timestamp``: now by default (naive:
+        the memory's zone), never before the last turn's; ``session``: by the 30-minute gap rule unless given."""
+        return self.add_many([{"speaker": speaker, "text": text, "timestamp": timestamp, "session": session}])[0]
+
+    def add_many(self, turns: Sequence[dict], embeddings: dict | None = None, show_progress_bar: bool = False
+                 ) -> list[int]:
+        """Record turns ({"speaker", "text", "timestamp"?, "session"?}) in one transaction; their response indices."""
+        folder = getattr(self, "folder", None)
+        if folder is None:
+            raise RuntimeError("this memory was read from a log, not opened from a folder: use "
+                               "TemporalMemory.open(path, create=True) and add_many the log's turns to it")
+        ids = folder.add_many(turns, embeddings, show_progress_bar)
+        self.speakers = sorted(set(self.speakers) | {t["speaker"] for t in turns})
+        return ids
+
+    def close(self) -> None:
+        if getattr(self, "folder", None) is not None:
+            self.folder.close()
+
     def resolve_now(self, now: datetime | str | None) -> datetime:
         """``now`` (None, an ISO 8601 string or a datetime) as a tz-aware datetime: default the end of the log;
         naive values take the log's zone."""
@@ -168,6 +213,8 @@ class TemporalMemory:
         ValueError; a ``now`` before the log's first utterance is noted in the plan."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question is empty: ask about a time ('what did we discuss last Friday?') or a topic")
+        if len(self.table) == 0:
+            raise ValueError("the memory holds no turns yet: add some before asking about them")
         now = self.resolve_now(now)
         zone = self.table.zone_for(now)
         now = instant(now).astimezone(zone.zone)  # via UTC: a wall time the clocks skip becomes a real one

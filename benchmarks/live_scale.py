@@ -1,0 +1,101 @@
+"""The living memory at scale, for ``benchmarks.temporal_scale``: import, disk, reopen, append, ask after an add.
+
+The memory is filled through ``TemporalMemory.add_many`` with the rows' cached real MiniLM encodings of the
+repeated Zyphra utterances (``embeddings=``): encoding a million texts with the real encoder takes hours on this
+CPU, and the repeated texts would give the same vectors anyway. Everything else is the real path: rows
+committed to SQLite, vectors appended, BM25 segments sealed and merged. Then the folder is closed, measured on
+disk and reopened (what a restart costs), and single turns are appended with the real encoder (each new text
+encoded: the cost of every add), interleaved with encoding the same text alone so the add's own share shows.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from benchmarks.common import rss_mb, summary_ms
+from retrieval.data.conversation_log import Utterance
+from retrieval.memory.temporal_memory import TemporalMemory
+
+IMPORT_BATCH = 50_000
+
+
+def folder_mb(path: Path) -> dict[str, float]:
+    """Disk use of a memory folder, in MB: the database, the vectors, the BM25 segments, all."""
+    sizes = {"database": 0.0, "vectors": 0.0, "bm25": 0.0}
+    for f in path.rglob("*"):
+        if f.is_file():
+            kind = "vectors" if f.suffix == ".f32" else "bm25" if f.suffix == ".npz" else "database"
+            sizes[kind] += f.stat().st_size / 2**20
+    return {**{k: round(v, 1) for k, v in sizes.items()}, "total": round(sum(sizes.values()), 1)}
+
+
+def fill_memory(folder: Path, utterances: list[Utterance], embeddings: np.ndarray, encoder) -> dict:
+    """A new memory in ``folder`` holding ``utterances`` (in time order) with their ``embeddings``."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    start = time.perf_counter()
+    memory = TemporalMemory.open(folder, encoder=encoder, create=True, turns=False)
+    for a in tqdm(range(0, len(utterances), IMPORT_BATCH), desc=f"fill a memory of {len(utterances):,} rows"):
+        batch = utterances[a:a + IMPORT_BATCH]
+        memory.add_many([{"speaker": u.speaker, "text": u.text, "timestamp": u.timestamp, "session": u.session}
+                         for u in batch], embeddings={"text": embeddings[a:a + len(batch)]})
+    memory.close()
+    return {"import_s": round(time.perf_counter() - start, 1)}
+
+
+def reopen(folder: Path, encoder) -> tuple[TemporalMemory, dict]:
+    gc.collect()
+    before, start = rss_mb(), time.perf_counter()
+    memory = TemporalMemory.open(folder, encoder=encoder)
+    return memory, {"reopen_s": round(time.perf_counter() - start, 3), "memory_mb": round(rss_mb() - before, 1)}
+
+
+def measure_appends(memory: TemporalMemory, texts: list[str], n: int) -> dict:
+    """``n`` single-turn adds with the real encoder, each after encoding the same text alone (timed apart); every
+    other one with ``fsync`` (a commit that survives a power cut, not only a killed process)."""
+    add_s, encode_s, fsync_s = [], [], []
+    end = memory.table.end
+    for i in range(n):
+        text = texts[i % len(texts)]
+        t0 = time.perf_counter()
+        memory.table.encoder.encode_documents([text])
+        memory.folder.store.set_fsync(i % 2 == 1)
+        t1 = time.perf_counter()
+        memory.add("Bench", text, (end + np.timedelta64(i + 1, "m")).to_pydatetime())
+        (fsync_s if i % 2 else add_s).append(time.perf_counter() - t1)
+        if i % 2 == 0:
+            encode_s.append(t1 - t0)
+    memory.folder.store.set_fsync(False)
+    add, enc, synced = summary_ms(add_s), summary_ms(encode_s), summary_ms(fsync_s)
+    return {"appends": n, "append_median_ms": add["median_ms"], "append_p95_ms": add["p95_ms"],
+            "append_encode_median_ms": enc["median_ms"],
+            "append_without_encoding_median_ms": round(float(np.median(np.subtract(add_s, encode_s))) * 1000, 3),
+            "append_fsync_median_ms": synced["median_ms"]}
+
+
+def ask_after_add(memory: TemporalMemory, questions: list, n: int) -> dict:
+    """Alternate one add and one question ``n`` times: the question pays for joining the new row to the frame."""
+    times = []
+    ranked = [q for q in questions if q.kind == "time+content"] or questions
+    for i in range(n):
+        memory.add("Bench", f"an appended turn about question {i}", memory.table.end.to_pydatetime())
+        q = ranked[i % len(ranked)]
+        start = time.perf_counter()
+        memory.ask(q.question, history=q.history)
+        times.append(time.perf_counter() - start)
+    s = summary_ms(times)
+    return {"ask_after_add_median_ms": s["median_ms"], "ask_after_add_p95_ms": s["p95_ms"]}
+
+
+def time_ordered(utterances: list[Utterance], embeddings: np.ndarray) -> tuple[list[Utterance], np.ndarray]:
+    """The synthetic log in the order a memory receives it (time, then position), embeddings alongside."""
+    order = sorted(range(len(utterances)), key=lambda i: (utterances[i].timestamp, i))
+    if order == list(range(len(utterances))):
+        return utterances, embeddings
+    return [utterances[i] for i in order], embeddings[order]

@@ -1,0 +1,179 @@
+"""A memory a person can live in: chat into it, import logs into it, ask it about the past.
+
+    python -m retrieval.memory.live chat --memory runs/my_memory [--llm smollm2] [--speaker me] [--tz Europe/Paris]
+    python -m retrieval.memory.live import chat.jsonl --memory runs/my_memory      # any log format, progress bar
+    python -m retrieval.memory.live ask --memory runs/my_memory "What did I say about the dog last week?"
+    ctbls-live chat --memory DIR                                                   # the same, as a console script
+
+``chat`` reads lines from standard input. Every line is recorded as a turn of ``--speaker``, stamped with the
+time it was typed (the memory is created on first use, ``--encoder`` and ``--tz`` then set for good). A line
+ending in "?" is also a question: it is answered from the memory as it was before the line (the selected rows and
+the plan, and with ``--llm`` an answer written from those rows, recorded as the assistant's turn), with "now" the
+time it was asked. ``/ask QUESTION`` asks without recording; ``/quit`` (or end of input) leaves.
+
+``import FILE`` appends a log (Zyphra, LoCoMo or JSONL, read as ``retrieval.memory.temporal_memory ask --log`` reads
+them, so a JSONL log without sessions has them by the 30-minute gap rule) after the memory's last turn: response
+indices continued, each of its sessions a new session of the memory,
+its timestamps kept (a log that starts before the memory's last turn is refused, naming the turn), in batches of
+``--batch-size`` turns, each one transaction, under a progress bar.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import TextIO
+
+from tqdm import tqdm
+
+from retrieval.config import option, parse_command
+from retrieval.data.conversation_log import Utterance, load_log
+from retrieval.data.jsonio import INPUT_ERRORS
+from retrieval.memory.memory_answer import answer_messages
+from retrieval.memory.temporal_memory import TemporalMemory, _print_result
+
+
+@dataclass(kw_only=True)
+class MemoryArguments:
+    memory: str = option(help="the memory's folder (created on first use)")
+    encoder: str | None = option(None, "dual encoder for a new memory (default: packaged MiniLM); an existing "
+                                 "memory uses its own")
+    tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
+
+
+@dataclass(kw_only=True)
+class ChatArguments(MemoryArguments):
+    """Record what is typed, with the time; answer questions about the past from the memory."""
+
+    speaker: str = option("user", "who is typing")
+    llm: str | dict | None = option(None, "LLM spec for answers (smollm2, openai:MODEL, ...; default none: rows only)")
+    max_rows: int = option(5, "rows shown (and given to the LLM) per answer")
+
+
+@dataclass(kw_only=True)
+class ImportArguments(MemoryArguments):
+    """Append a conversation log to the memory."""
+
+    file: str = option(help="a Zyphra .json, LoCoMo .json or JSONL log", positional=True)
+    format: str = option("auto", "the log's format", choices=("auto", "zyphra", "locomo", "jsonl"))
+    sample: str | None = option(None, "LoCoMo sample id (default: the first)")
+    timestamps: str = option("strict", "how the log's timestamps are read: strict, lenient or a strptime format")
+    batch_size: int = option(256, "turns per transaction")
+
+
+@dataclass(kw_only=True)
+class LiveAskArguments(MemoryArguments):
+    """Ask the memory one question."""
+
+    question: str = option(help="the question", positional=True)
+    now: str | None = option(None, "the reference time, ISO 8601 (default: the memory's last turn)")
+    json: bool = option(False, "print the result as JSON")
+
+
+def open_memory(args: MemoryArguments) -> TemporalMemory:
+    return TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz)
+
+
+def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_size: int = 256,
+               progress: bool = True, where: str = "log") -> list[int]:
+    """Append a log's ``utterances`` (:func:`~retrieval.data.conversation_log.load_log`) to ``memory`` (see the
+    module docstring); the new response indices."""
+    last = memory.table.last_row()
+    offset = 0 if last is None else int(last["session"])
+    numbers = {s: offset + n for n, s in enumerate(dict.fromkeys(u.session for u in utterances), start=1)}
+    turns = [{"speaker": u.speaker, "text": u.text, "timestamp": u.timestamp, "session": numbers[u.session],
+              "turn_id": u.turn_id, "where": f"{where}: {u.turn_id or u.response_idx}"} for u in utterances]
+    ids = []
+    with tqdm(total=len(turns), desc=f"import {where}", unit="turn", disable=not progress) as bar:
+        for start in range(0, len(turns), batch_size):
+            ids += memory.add_many(turns[start:start + batch_size])
+            bar.update(min(batch_size, len(turns) - start))
+    return ids
+
+
+def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, max_rows: int,
+                out: TextIO) -> str | None:
+    """Print the rows and plan for ``question`` (and the LLM's answer); the answer text, when there is one."""
+    result = memory.ask(question, now=now)
+    plan = "; ".join(f"{op['op']}" + (f" {op.get('column', op.get('group', ''))}".rstrip()) for op in result.plan.ops)
+    print(f"plan: {plan or '(none)'}", file=out)
+    for note in result.plan.notes:
+        print(f"  # {note}", file=out)
+    print(f"{len(result.rows)} rows" + (f", the first {max_rows}:" if len(result.rows) > max_rows else ":"), file=out)
+    for i, r in result.rows.head(max_rows).iterrows():
+        print(f"  [{i}] {r['date']} {r['time']} {r['speaker']}: {r['text'][:120]}", file=out)
+    if backend is None:
+        return None
+    reply = backend.generate([answer_messages(question, result.rows, max_rows)], max_new_tokens=96)[0]
+    if not reply.ok:
+        print(f"(no answer: the LLM failed: {reply.error})", file=out)
+        return None
+    print(f"answer: {reply.text.strip()}", file=out)
+    return reply.text.strip()
+
+
+def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "user", backend=None,
+         max_rows: int = 5) -> int:
+    """The chat loop over ``lines``; the number of turns recorded."""
+    recorded = 0
+    print(f"memory: {memory.folder.path} ({len(memory.table):,} turns). Type; a line ending in '?' is also "
+          "asked; /ask QUESTION asks only; /quit leaves.", file=out)
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if line == "/quit":
+            break
+        now = datetime.now(timezone.utc)
+        question = line[len("/ask"):].strip() if line.startswith("/ask") else line if line.endswith("?") else None
+        reply = None
+        if question:
+            try:
+                reply = answer_line(memory, question, now, backend, max_rows, out)
+            except ValueError as e:
+                print(f"(cannot answer: {e})", file=out)
+        if line.startswith("/ask"):
+            continue
+        idx = memory.add(speaker, line, now)
+        recorded += 1
+        print(f"recorded [{idx}] session {int(memory.table.last_row()['session'])} at {now.isoformat()}", file=out)
+        if reply:
+            memory.add("assistant", reply, max(now + timedelta(microseconds=1), datetime.now(timezone.utc)))
+            recorded += 1
+    return recorded
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    commands = {"chat": (ChatArguments, ChatArguments.__doc__), "import": (ImportArguments, ImportArguments.__doc__),
+                "ask": (LiveAskArguments, LiveAskArguments.__doc__)}
+    name, args = parse_command(commands, argv, prog="python -m retrieval.memory.live",
+                               description=__doc__.split("\n")[0])
+    try:
+        # a log is read (and refused) before the memory is opened or created
+        utterances = load_log(args.file, args.format, None, args.sample, timestamps=args.timestamps) \
+            if name == "import" else None
+        memory = open_memory(args)
+        if name == "import":
+            ids = import_log(memory, utterances, args.batch_size, where=args.file)
+            print(f"imported {len(ids):,} turns into {args.memory} (now {len(memory.table):,})")
+        elif name == "ask":
+            _print_result(memory.ask(args.question, now=args.now), args.json)
+        else:
+            backend = None
+            if args.llm is not None:
+                from retrieval.llm import llm_spec, load_backend
+
+                backend = load_backend(args.llm) if llm_spec(args.llm) else None
+            n = chat(memory, sys.stdin, sys.stdout, args.speaker, backend, args.max_rows)
+            print(f"{n} turns recorded; {len(memory.table):,} in {args.memory}")
+    except (*INPUT_ERRORS, ValueError, FileExistsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    memory.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

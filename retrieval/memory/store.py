@@ -1,0 +1,194 @@
+"""Where a living memory keeps its rows: a storage interface and its embedded default, SQLite in WAL mode.
+
+A memory's rows are the conversation table's columns (:func:`~retrieval.memory.conversation_table.utterance_frame`:
+response index, session, speaker, timestamp, the calendar columns, text, and whatever columns that function
+grows), one row per turn, in the order added (``response_idx`` = position). :class:`MemoryStore` is what the
+memory needs of a store: append rows in one transaction, count them, read them back from a position, and keep a
+few settings (``meta``: the encoder's identity, the calendar zone, the session gap). :class:`SQLiteStore` is the
+embedded default (the standard library's ``sqlite3``): WAL journal, one transaction per append, so a row is
+committed when :meth:`~MemoryStore.append` returns and a killed process loses no committed row and leaves no
+half-written one (SQLite's own guarantee; ``tests/test_live_memory.py`` kills a child process in a loop of
+appends). With ``fsync`` each commit also survives a power cut (``synchronous=FULL``, about 5 ms a commit
+here). A server database (PostgreSQL with pgvector, for many users on many machines) would implement the same
+methods; the embeddings and indices beside the rows are the memory's, not the store's.
+
+Columns are stored by kind: integers, floats and strings natively, timestamps as UTC microseconds (read back in
+the memory's calendar zone), anything else as JSON text; the kinds are recorded in ``meta`` and the table is
+created from the first rows appended.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from retrieval.data.jsonio import DataError
+
+DB_NAME = "memory.sqlite"
+FORMAT = 1  # the layout of a memory folder; a different one is refused on open
+
+
+class MemoryStore(Protocol):
+    """What a memory needs of the database holding its rows."""
+
+    def append(self, rows: pd.DataFrame) -> None:
+        """Add rows (positions ``count()``, ``count() + 1``, ...) in one transaction, durable when it returns."""
+
+    def count(self) -> int:
+        """Rows stored."""
+
+    def read(self, start: int = 0, zone=None) -> pd.DataFrame:
+        """Rows from position ``start``, timestamps in ``zone``, indexed by response_idx."""
+
+    def get_meta(self, key: str, default=None):
+        """A setting stored with the rows (JSON-serialisable)."""
+
+    def set_meta(self, key: str, value) -> None:
+        """Store a setting (committed at once)."""
+
+    def close(self) -> None:
+        """Release the database."""
+
+
+def column_kind(series: pd.Series) -> str:
+    """How a frame column is stored: "timestamp", "int", "float", "text" or "json"."""
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        return "timestamp"
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series):
+        return "int"
+    if pd.api.types.is_float_dtype(series):
+        return "float"
+    if series.map(lambda v: isinstance(v, str)).all():
+        return "text"
+    return "json"
+
+
+EPOCH = pd.Timestamp(0, tz="UTC")
+SQL_TYPES = {"timestamp": "INTEGER", "int": "INTEGER", "float": "REAL", "text": "TEXT", "json": "TEXT"}
+
+
+SMALL_BATCH = 16  # fewer rows than this are converted row by row (a column's pandas conversion costs ~0.5 ms)
+
+
+def _scalar(value, kind: str):
+    """One value as :meth:`SQLiteStore._to_sql` stores its column."""
+    if kind == "timestamp":
+        return (value - EPOCH) // pd.Timedelta(1, "us")
+    if kind == "json":
+        return json.dumps(value, default=str)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class SQLiteStore:
+    """:class:`MemoryStore` in one SQLite file (``memory.sqlite`` in the memory's folder), WAL mode."""
+
+    def __init__(self, path: str | Path, fsync: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.set_fsync(fsync)
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        except sqlite3.DatabaseError as e:
+            raise DataError(f"{self.path}: not a memory database ({e})") from e
+        self.columns: list[tuple[str, str]] | None = None
+        stored = self.get_meta("columns")
+        if stored is not None:
+            self.columns = [tuple(c) for c in stored]
+
+    def set_fsync(self, fsync: bool) -> None:
+        """``synchronous=FULL`` (each commit fsync'ed: it survives a power cut too) or ``NORMAL`` (the default: in
+        WAL mode a commit is in the operating system's hands when it returns, so it survives the process being
+        killed, the project's guarantee for every file it writes (``retrieval/atomic.py``); about 5 ms less per
+        commit here)."""
+        self.db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+
+    # ---- settings -----------------------------------------------------------------------------------------
+    def get_meta(self, key: str, default=None):
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def set_meta(self, key: str, value) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    # ---- rows ---------------------------------------------------------------------------------------------
+    def count(self) -> int:
+        if self.columns is None:
+            return 0
+        return self.db.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
+
+    def _create_table(self, rows: pd.DataFrame) -> None:
+        self.columns = [(name, column_kind(rows[name])) for name in rows.columns]
+        names = [n for n, _ in self.columns]
+        if "response_idx" not in names:
+            raise ValueError("a memory's rows need a response_idx column")
+        spec = ", ".join(f"{_quote(n)} {SQL_TYPES[k]}" + (" PRIMARY KEY" if n == "response_idx" else "")
+                         for n, k in self.columns)
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute(f"CREATE TABLE rows ({spec})")
+        self.set_meta("columns", [list(c) for c in self.columns])
+        self.db.execute("COMMIT")
+
+    def append(self, rows: pd.DataFrame) -> None:
+        if rows.empty:
+            return
+        if self.columns is None:
+            self._create_table(rows)
+        names = [n for n, _ in self.columns]
+        if list(rows.columns) != names:
+            raise ValueError(f"rows have columns {list(rows.columns)}, the memory stores {names}")
+        values = zip(*(self._to_sql(rows[n], k) for n, k in self.columns)) if len(rows) > SMALL_BATCH else \
+            [[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in rows.itertuples(index=False)]
+        marks = ", ".join("?" * len(names))
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.executemany(f"INSERT INTO rows VALUES ({marks})", values)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _to_sql(series: pd.Series, kind: str) -> list:
+        if kind == "timestamp":
+            return ((series.dt.tz_convert("UTC") - EPOCH) // pd.Timedelta(1, "us")).tolist()
+        if kind == "json":
+            return [json.dumps(v, default=str) for v in series]
+        return series.tolist()
+
+    def read(self, start: int = 0, zone=None) -> pd.DataFrame:
+        if self.columns is None:
+            return pd.DataFrame()
+        names = [n for n, _ in self.columns]
+        cur = self.db.execute(f"SELECT {', '.join(map(_quote, names))} FROM rows WHERE response_idx >= ? "
+                              "ORDER BY response_idx", (start,))
+        data = list(zip(*cur.fetchall())) or [[] for _ in names]
+        frame = pd.DataFrame({n: self._from_sql(col, k, zone) for (n, k), col in zip(self.columns, data)})
+        frame.index = pd.Index(frame["response_idx"].to_numpy())
+        return frame
+
+    @staticmethod
+    def _from_sql(values, kind: str, zone):
+        if kind == "timestamp":
+            ts = pd.to_datetime(np.asarray(values, dtype=np.int64), unit="us", utc=True)
+            return ts.tz_convert(zone) if zone is not None else ts
+        if kind == "int":
+            return np.asarray(values, dtype=np.int64)
+        if kind == "float":
+            return np.asarray(values, dtype=np.float64)
+        if kind == "json":
+            return [json.loads(v) for v in values]
+        return pd.Series(values, dtype=object)  # strings as Python objects: several times faster to load than arrow
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,82 @@
+"""The living memory's command: chat (scripted standard input), import a log with a progress bar, ask."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from retrieval.llm.base import GenerationResult
+from retrieval.memory.live import chat, main
+from retrieval.memory.temporal_memory import TemporalMemory
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_log(path: Path) -> Path:
+    lines = [{"speaker": "Ann", "text": "I adopted a beagle called Rex", "timestamp": "2023-05-01T10:00:00+00:00"},
+             {"speaker": "Bob", "text": "Rex is a lovely name", "timestamp": "2023-05-01T10:01:00+00:00"},
+             {"speaker": "Ann", "text": "My guitar lesson was cancelled", "timestamp": "2023-05-03T18:00:00+00:00"}]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+class FakeLLM:
+    def __init__(self):
+        self.prompts = []
+
+    def generate(self, conversations, **kwargs):
+        self.prompts += [c[-1]["content"] for c in conversations]
+        return [GenerationResult("You talked about Rex the beagle.", True, None, 0.0, "fake", "fake")
+                for _ in conversations]
+
+
+def test_import_then_chat_from_scripted_stdin(tmp_path, tiny_backbone, capsys, monkeypatch):
+    memory_dir, log = tmp_path / "mem", write_log(tmp_path / "log.jsonl")
+    assert main(["import", str(log), "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0
+    captured = capsys.readouterr()
+    assert "imported 3 turns" in captured.out and "import " in captured.err  # the tqdm bar
+    assert main(["import", str(log), "--memory", str(memory_dir)]) == 2
+    assert "earlier than the memory's last turn" in capsys.readouterr().err
+    script = "I am going hiking tomorrow\n/ask What did Ann say about the beagle on May 1st, 2023?\n" \
+             "What did I say about hiking?\n/quit\nnever read\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(script))
+    assert main(["chat", "--memory", str(memory_dir), "--speaker", "me"]) == 0
+    out = capsys.readouterr().out
+    assert "[0] 2023-05-01 10:00:00 Ann: I adopted a beagle called Rex" in out
+    assert "me: I am going hiking tomorrow" in out  # the question sees the line typed before it
+    assert "2 turns recorded; 5 in" in out  # the statement and the question; /ask is not recorded
+    memory = TemporalMemory.open(memory_dir)
+    frame = memory.table.frame
+    assert frame["speaker"].tolist() == ["Ann", "Bob", "Ann", "me", "me"]
+    assert frame["session"].tolist() == [1, 1, 2, 3, 3]  # the log's sessions (30-minute gap), then the chat's
+    memory.close()
+    assert main(["ask", "--memory", str(memory_dir), "What did we discuss on May 3rd, 2023?", "--json"]) == 0
+    assert [r["response_idx"] for r in json.loads(capsys.readouterr().out)["rows"]] == [2]
+
+
+def test_command_line_entry_point(tmp_path, tiny_backbone):
+    log = write_log(tmp_path / "log.jsonl")
+    done = subprocess.run([sys.executable, "-m", "retrieval.memory.live", "import", str(log), "--memory",
+                           str(tmp_path / "mem"), "--encoder", tiny_backbone], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and "imported 3 turns" in done.stdout, done.stderr
+
+
+def test_chat_answers_through_the_llm_and_records_the_answer(tmp_path, tiny_backbone):
+    memory = TemporalMemory.open(tmp_path / "mem", create=True, encoder_spec=tiny_backbone)
+    memory.add_many([{"speaker": "Ann", "text": "I adopted a beagle called Rex", "timestamp": "2023-05-01T10:00:00Z"}])
+    llm, out = FakeLLM(), io.StringIO()
+    n = chat(memory, io.StringIO("What did Ann say about her dog?\n"), out, backend=llm)
+    assert n == 2 and "answer: You talked about Rex the beagle." in out.getvalue()
+    assert "Ann: I adopted a beagle called Rex" in llm.prompts[0]
+    assert memory.table.frame["speaker"].tolist() == ["Ann", "user", "assistant"]
+
+
+def test_bad_log_is_one_line(tmp_path, capsys):
+    (tmp_path / "bad.jsonl").write_text('{"speaker": "a", "text": "x", "timestamp": "yesterday"}\n')
+    assert main(["import", str(tmp_path / "bad.jsonl"), "--memory", str(tmp_path / "m")]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("error: ") and "bad.jsonl:1" in last and "'yesterday'" in last
+    assert not (tmp_path / "m").exists()  # the log is refused before a memory is created

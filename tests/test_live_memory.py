@@ -1,0 +1,192 @@
+"""A living memory: append, persist, reopen, repair, and survive a SIGKILL in a loop of adds."""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.dual_encoder import DualEncoder
+from retrieval.memory.live_table import MemoryInUseError
+from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.dense_index import EncoderMismatchError
+from retrieval.search.sparse_segments import SegmentedBM25
+
+ROOT = Path(__file__).resolve().parents[1]
+T0 = datetime(2023, 5, 1, 9, 0, tzinfo=timezone.utc)
+WORDS = ("dog park painting beagle guitar concert support group job interview pizza recipe hiking trip "
+         "museum sister wedding garden roses camping lake book novel").split()
+QUESTIONS = ("What did we discuss on May 1st?", "What did we say about the dog on May 1st?",
+             "What did we talk about two sessions ago?", "What did Ann say about painting?")
+
+
+def turn_text(i: int) -> str:
+    rng = random.Random(i)
+    return f"turn {i}: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
+
+
+def turn(i: int) -> dict:
+    """The i-th scripted turn: two speakers, a new session every 7 turns (a 2-hour gap), a minute apart."""
+    ts = T0 + timedelta(minutes=i + 120 * (i // 7))
+    return {"speaker": "Ann" if i % 2 else "Bob", "text": turn_text(i), "timestamp": ts.isoformat()}
+
+
+@pytest.fixture(scope="module")
+def encoder(tiny_backbone):
+    return DualEncoder.from_backbone(tiny_backbone)
+
+
+def answers(memory: TemporalMemory) -> list:
+    now = memory.table.end
+    return [(r.ids, r.plan.ops) for r in (memory.ask(q, now=now) for q in QUESTIONS)]
+
+
+def test_segmented_bm25_ranks_as_bm25s(tmp_path):
+    texts = [turn_text(i) for i in range(300)]
+    grown = SegmentedBM25(tmp_path / "bm25", segment_rows=16, merge_factor=3)
+    for t in texts:  # one at a time, as a chat adds them: seals and merges along the way
+        grown.add([t])
+    assert len(grown.segments) > 1 and len(grown) == 300
+    reference = BM25Retriever(texts, list(range(300)))
+    reopened = SegmentedBM25.load(tmp_path / "bm25", segment_rows=16, merge_factor=3)
+    reopened.add(texts[len(reopened):])
+    subset = random.Random(0).sample(range(300), 40)
+    for q in ("dog park", "guitar concert with my sister", "turn 17", "the of and", "zebra"):
+        expected = reference.search([q], 10)[0]
+        for index in (grown, reopened):
+            got = index.search([q], 10)[0]
+            assert [i for i, _ in got] == [i for i, _ in expected]
+            np.testing.assert_allclose([s for _, s in got], [s for _, s in expected], rtol=1e-5)
+            assert [i for i, _ in index.search([q], 5, subset)[0]] == [i for i, _ in
+                                                                      reference.search([q], 5, subset)[0]]
+
+
+def test_add_ask_reopen(tmp_path, encoder, tiny_backbone):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True, encoder_spec=tiny_backbone)
+    with pytest.raises(ValueError, match="no turns yet"):
+        memory.ask("What did we discuss yesterday?")
+    ids = memory.add_many([turn(i) for i in range(10)])
+    assert ids == list(range(10))
+    assert memory.table.frame["session"].tolist() == [1] * 7 + [2] * 3  # the gap rule
+    assert memory.add("Ann", "I adopted a beagle called Rex", (T0 + timedelta(days=1)).isoformat()) == 10
+    r = memory.ask("What did Ann say about the beagle Rex?", now=T0 + timedelta(days=2))
+    assert 10 in r.ids  # a question after an add sees it
+    assert memory.table.frame.loc[10, "session"] == 3
+    assert memory.add("Bob", "same session", T0 + timedelta(days=1, minutes=5), session=3) == 11
+    with pytest.raises(ValueError, match="earlier than the memory's last turn"):
+        memory.add("Bob", "too early", T0.isoformat())
+    with pytest.raises(ValueError, match="before the memory's last session"):
+        memory.add("Bob", "old session", T0 + timedelta(days=3), session=1)
+    before = answers(memory)
+    memory.close()
+    reopened = TemporalMemory.open(tmp_path / "m")  # the encoder it records
+    assert len(reopened.table) == 12 and answers(reopened) == before
+    assert reopened.add("Ann", "after the restart", T0 + timedelta(days=4)) == 12
+    with pytest.raises(FileNotFoundError):
+        TemporalMemory.open(tmp_path / "nothing")
+
+
+def test_other_encoder_refused(tmp_path, encoder, tiny_backbone, tmp_path_factory):
+    from conftest import tiny_backbone_folder
+
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True, encoder_spec=tiny_backbone)
+    memory.add_many([turn(i) for i in range(3)])
+    memory.close()
+    other = DualEncoder.from_backbone(str(tiny_backbone_folder(tmp_path_factory.mktemp("other"), seed=1)))
+    with pytest.raises(EncoderMismatchError, match="encoder_id"):
+        TemporalMemory.open(tmp_path / "m", encoder=other)
+
+
+def test_lagging_vectors_repaired_encoding_only_missing_rows(tmp_path, encoder, tiny_backbone, monkeypatch):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True, encoder_spec=tiny_backbone)
+    memory.add_many([turn(i) for i in range(20)])
+    before = answers(memory)
+    memory.close()
+    vectors = tmp_path / "m" / "vectors-text.f32"
+    row = 4 * encoder.dim
+    os.truncate(vectors, 17 * row + row // 2)  # three rows short, the last one torn
+    encoded = []
+    original = encoder.encode_documents
+    monkeypatch.setattr(encoder, "encode_documents", lambda texts, *a, **k: encoded.append(texts) or
+                        original(texts, *a, **k))
+    reopened = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    assert encoded == [[turn(i)["text"] for i in (17, 18, 19)]]
+    assert vectors.stat().st_size == 20 * row and answers(reopened) == before
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r}); sys.path.insert(0, {tests!r})
+    from test_live_memory import turn
+    from retrieval.memory.temporal_memory import TemporalMemory
+    memory = TemporalMemory.open({path!r})
+    start = len(memory.table)
+    print("ready", flush=True)
+    for i in range(start, start + 10_000):
+        memory.add(**turn(i))
+        print("ack", i, flush=True)
+""")
+
+
+def test_sigkill_in_a_loop_of_adds_loses_no_acknowledged_turn(tmp_path, encoder, tiny_backbone):
+    path = tmp_path / "m"
+    TemporalMemory.open(path, encoder=encoder, create=True, encoder_spec=tiny_backbone).close()
+    script = CHILD.format(root=str(ROOT), tests=str(ROOT / "tests"), path=str(path))
+    rng, acked = random.Random(0), -1
+    for _ in range(3):
+        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert child.stdout.readline().strip() == "ready"
+        for _ in range(rng.randint(3, 12)):
+            line = child.stdout.readline().split()
+            assert line[0] == "ack", line
+            acked = int(line[1])
+        time.sleep(rng.uniform(0, 0.02))  # somewhere inside the next add
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+    memory = TemporalMemory.open(path, encoder=encoder)
+    frame = memory.table.frame
+    assert len(frame) in (acked + 1, acked + 2)  # every acknowledged turn, and at most the one in flight
+    for i in frame.index:  # and each one whole
+        expected = turn(i)
+        assert (frame.loc[i, "speaker"], frame.loc[i, "text"]) == (expected["speaker"], expected["text"])
+        assert frame.loc[i, "timestamp"].isoformat() == expected["timestamp"]
+    reference = TemporalMemory.open(tmp_path / "reference", encoder=encoder, create=True)
+    for i in frame.index:
+        reference.add(**turn(i))
+    assert answers(memory) == answers(reference)
+
+
+def test_snapshot_then_rows_after_it_and_a_disagreeing_snapshot_ignored(tmp_path, encoder, tiny_backbone):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True, encoder_spec=tiny_backbone)
+    memory.add_many([turn(i) for i in range(8)])
+    memory.close()  # seals BM25 and writes rows-0000000008.parquet
+    assert [p.name for p in (tmp_path / "m").glob("rows-*.parquet")] == ["rows-0000000008.parquet"]
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    memory.add_many([turn(i) for i in range(8, 12)])  # and no close: a crash after these
+    expected = answers(memory)
+    with pytest.raises(MemoryInUseError, match="open in another process or object"):
+        TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    del memory  # dropped without close(): its lock goes with it, as with a killed process
+    gc.collect()
+    reopened = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    assert reopened.table.frame["text"].tolist() == [turn(i)["text"] for i in range(12)]
+    assert answers(reopened) == expected
+    reopened.close()  # the snapshot now holds all 12
+    snapshot = tmp_path / "m" / "rows-0000000012.parquet"
+    frame = reopened.table.frame.copy()
+    frame.loc[11, "text"] = "not what was said"
+    frame.to_parquet(snapshot)
+    again = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    assert again.table.frame.loc[11, "text"] == turn(11)["text"] and answers(again) == expected
