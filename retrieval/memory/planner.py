@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval.memory.question_parts import content_query, named_speaker
+from retrieval.memory.question_parts import HOW_MANY, read_question
 from retrieval.memory.table_ops import Plan, validate_ops
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
 
-HOW_MANY = re.compile(r"\bhow\s+many\s+(sessions|conversations|discussions|chats|times|days|weeks|months)\b")
 COUNT_BY = {"days": "date", "weeks": "week", "months": "month"}
 
 
@@ -97,6 +96,11 @@ def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
         if e.session_positions:
             start, end = e.session_positions
             ops.append({"op": "nth", "group": "session", "start": start, "end": end})
+    for e in expressions:
+        if e.session_shift:  # the sessions before / after an anchor, itself planned as an expression
+            start, end = e.session_shift
+            ops.append({"op": "shift", "group": "session", "start": start, "end": end,
+                        "anchor": ops_for([e.anchor], now)[1:]})
     return ops
 
 
@@ -112,30 +116,38 @@ class RulePlanner:
         norm = normalise(question)
         expressions = TimeResolver(now).resolve(question)
         resolved = [e for e in expressions if not e.unresolved]
-        notes = [f"unresolved: {e.unresolved}" for e in expressions if e.unresolved]
+        # a reference back ("then") beside a time of the question's own is the same time: it narrows nothing
+        unreadable = [e for e in expressions if e.unresolved and not (e.anaphor and resolved)]
+        reading = read_question(norm, expressions, speakers)
+        notes = [f"unreadable time phrase {e.text!r}: {e.unresolved}" for e in unreadable]
         notes += [e.note for e in resolved if e.note]
-        content = content_query(norm, expressions, speakers)
-        speaker = named_speaker(norm, speakers)
-        if not resolved:
-            notes.append("no time reference resolved: semantic search over the whole log")
-            if content is None:
-                notes.append("the question names no time and no content (only common words): the ranking of the "
-                             "whole log by it is close to arbitrary; name a day, a session or a topic")
+        speaker = reading.who if reading.who_role == "prior" else None
+        dicts = [e.to_dict() for e in expressions]
+        if unreadable or not resolved:
+            notes.append("no time reference resolved: semantic search over the whole log" if not unreadable else
+                         "a time phrase could not be read: semantic search over the whole log rather than a guessed "
+                         "range (recall first)")
+            if reading.topic is None:
+                notes.append("the question names no topic: the ranking of the whole log by it is close to "
+                             "arbitrary; name a day, a session or a topic")
             ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()},
-                   rank_op(content or norm, self.config.fallback_k, speaker)]
-            return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
+                   rank_op(reading.topic or norm, self.config.fallback_k, reading.who)]
+            return Plan(ops, notes, self.name, dicts, reading=reading.to_dict())
         ops = ops_for(resolved, now)
+        if reading.who_role == "filter":
+            ops.append({"op": "filter", "column": "speaker", "cmp": "==", "value": reading.who})
+            notes.append(f"asks what {reading.who} said over the period and names no topic: {reading.who}'s rows")
         how_many = HOW_MANY.search(norm)
         if how_many:
             ops.append({"op": "count", "by": COUNT_BY.get(how_many.group(1), "session")})
-        if content:
+        if reading.topic:
             margin = self.config.content_margin
-            ops.append(rank_op(content, self.config.content_k, speaker, margin))
-            notes.append(f"names content: ranking the rows of the period by {content!r}"
-                         + (f", {speaker}'s first" if speaker else "")
+            ops.append(rank_op(reading.topic, self.config.content_k, speaker, margin))
+            notes.append(f"names a topic ({reading.topic_from}: {', '.join(reading.left)}): ranking the rows of the "
+                         f"period by {reading.topic!r}" + (f", {speaker}'s first" if speaker else "")
                          + (f"; up to {self.config.content_k} rows within {margin} votes of the best"
                             if margin is not None else ""))
-        return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
+        return Plan(ops, notes, self.name, dicts, reading=reading.to_dict())
 
 
 PROMPT = """You plan table operations over a conversation log. Each row is one utterance with columns:
