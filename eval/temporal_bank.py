@@ -107,12 +107,16 @@ def latest_on_or_before(today: date, month: int, day: int) -> date:
     return d if d <= today else date(today.year - 1, month, day)
 
 
+def pick(rng: random.Random, seq: list, n: int) -> list:
+    return rng.sample(seq, min(n, len(seq)))
+
+
 # ---- families: each yields (time-phrase slots, gold ids) -------------------------------------------------
 Item = tuple[dict, list[int]]
 
 
 def fam_weekday_date(log: Log, rng: random.Random, mismatch: bool = False) -> Iterator[Item]:
-    for d in rng.sample(log.days[:-1], 3):
+    for d in pick(rng, log.days[:-1], 3):
         wd = WEEKDAY_NAMES[(d.weekday() + (rng.choice([1, 6]) if mismatch else 0)) % 7]
         yield {"wd": wd, "m": MONTH_NAMES[d.month - 1], "dth": th(d.day), "dnum": d.day}, log.between(d, d)
 
@@ -150,7 +154,7 @@ def fam_days_from_anchor(log: Log, rng: random.Random, sign: int) -> Iterator[It
 
 
 def fam_week_of(log: Log, rng: random.Random) -> Iterator[Item]:
-    for d in rng.sample(log.days[:-1], 3):
+    for d in pick(rng, log.days[:-1], 3):
         named = d + timedelta(days=rng.randint(0, 6) - d.weekday())
         monday = named - timedelta(days=named.weekday())
         if named <= log.today:
@@ -198,7 +202,7 @@ def fam_since(log: Log, rng: random.Random, weekday: bool) -> Iterator[Item]:
             d = log.today - timedelta(days=back)
             yield {"wd": WEEKDAY_NAMES[d.weekday()]}, log.between(d, log.today)
         return
-    for d in rng.sample(log.days[-12:-1], 3):
+    for d in pick(rng, log.days[-12:-1], 3):
         yield {"d": says(d, rng)}, log.between(d, log.today)
 
 
@@ -230,7 +234,7 @@ def fam_season(log: Log, rng: random.Random) -> Iterator[Item]:
 
 def fam_span(log: Log, rng: random.Random) -> Iterator[Item]:
     for _ in range(3):
-        a, b = sorted(rng.sample(log.days[:-1], 2))
+        a, b = sorted(pick(rng, log.days[:-1], 2))
         yield {"d": says(a, rng), "d2": says(b, rng)}, log.between(a, b)
 
 
@@ -249,7 +253,7 @@ def fam_speaker(log: Log, rng: random.Random, base: Callable[[Log, random.Random
 
 
 def fam_days(log: Log, rng: random.Random) -> Iterator[Item]:
-    for d in rng.sample(log.days[:-1], 3):
+    for d in pick(rng, log.days[:-1], 3):
         yield {"t": f"on {says(d, rng)}", "d": says(d, rng)}, log.between(d, d)
 
 
@@ -275,7 +279,7 @@ def fam_morning_days(log: Log, rng: random.Random) -> Iterator[Item]:
 
 
 def fam_week_of_day(log: Log, rng: random.Random) -> Iterator[Item]:
-    for d in rng.sample(log.days[:-1], 3):
+    for d in pick(rng, log.days[:-1], 3):
         monday = d - timedelta(days=d.weekday())
         yield {"d": says(d, rng)}, log.between(monday, monday + timedelta(days=6))
 

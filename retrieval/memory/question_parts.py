@@ -35,18 +35,24 @@ sure talk tell thank thanks thing think time topic tri try update want week well
 yep yes month
 """.split()
 # The grammar of a request about a conversation, by class (general English, not one dataset's templates): verbs
-# of saying and their particles, verbs of recalling and showing, nouns for a conversation, its parts and a
-# summary of it, and the words that frame a request. Irregular forms are listed (the stemmer keeps them apart).
+# of saying and recalling and their particles, nouns for a conversation, its units and a summary of it. Irregular
+# forms are listed (the stemmer keeps them apart). Words with a common content sense ("show", "note", "call",
+# "record", "list") are not here: as a request they open the sentence in the imperative ("show me ..."), which
+# :data:`REQUEST_FRAME` reads.
 REQUEST_WORDS = """
 say said tell told talk spoke speak chat discuss mention bring brought raise share ask answer reply respond explain
-describe write wrote message text comment cover touch went run ran walk fill catch brief hear heard come came
-happen went said up through over again
-recall remember remind forget recollect review revisit summarise summarize recap sum outline list show give gave
-get got find pull look read see saw like need want
-conversation chat talk discussion session meeting call exchange dialogue message word line thread log transcript
-side part rundown recap summary overview gist highlight outline digest note record
+describe write wrote comment cover touch went ran brief hear heard come came happen up through over again
+recall remember remind forget recollect review revisit summarise summarize recap sum outline
+conversation chat talk discussion session meeting exchange dialogue message word line thread transcript
+rundown recap summary overview gist highlight digest
 everything anything whole entire something stuff thing
 """.split()
+# A request in the imperative at the head of the sentence ("show me", "could you walk me through", "fill us in on").
+REQUEST_FRAME = re.compile(r"^\s*(?:(?:can|could|would|will)\s+you\s+|please\s+|just\s+)*(?:show|give|get|find|pull|"
+                           r"list|walk|run|fill|catch|take|bring|tell|remind|help)\s+(?:me|us)\b")
+# Nouns after a wh-word that ask for a period, not a topic ("what topics did we cover", "what else came up").
+WH_GENERIC = frozenset("""else topic subject thing stuff conversation chat talk discussion session meeting message
+time day week month year morning afternoon evening night""".split())
 # What marks an explicit topic: the words after it name what the question is about.
 TOPIC_MARKER = re.compile(r"\b(?:about|regarding|concerning|re|involving|on\s+the\s+(?:subject|topic)\s+of|"
                           r"related\s+to|to\s+do\s+with|with\s+respect\s+to|when\s+it\s+came\s+to)\s+(.+)")
@@ -174,9 +180,10 @@ class QuestionReading:
 
 
 def _subject(sentence: str, speaker: str) -> bool:
-    """Whether ``speaker`` is named as who spoke, not as who was spoken to or with ("with Nina", "to Nina")."""
+    """Whether ``speaker`` is named as who spoke, not as who was spoken to or with ("with Nina", "we told Nina")."""
     words = "|".join(map(re.escape, name_words(speaker)))
-    return bool(words) and not re.search(rf"\b(?:with|to|at|for)\s+(?:{words})\b", sentence)
+    spoken_to = r"with|to|at|for|tell|told|ask|asked|give|gave|show|showed|remind|reminded"
+    return bool(words) and not re.search(rf"\b(?:{spoken_to})\s+(?:{words})\b", sentence)
 
 
 def read_question(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = ()) -> QuestionReading:
@@ -184,13 +191,16 @@ def read_question(norm: str, expressions: Sequence[TimeExpression], speakers: Se
     start, end = question_sentence(norm)
     sentence = norm[start:end]
     blanked = blank_spans(norm, [e.span for e in expressions], start, end)
+    frame = REQUEST_FRAME.match(blanked)
+    if frame:  # the imperative's verb and its "me" are the request, not a topic
+        blanked = " " * frame.end() + blanked[frame.end():]
     text, left = question_content(blanked, speakers, generic=GENERIC_STEMS, stem=True)
     reading = QuestionReading(when=[e.text for e in expressions if not e.unresolved])
     marker = TOPIC_MARKER.search(text)
     wh = WH_NOUN.search(text)
     if marker and question_content(marker.group(1), speakers, generic=GENERIC_STEMS, stem=True)[1]:
         reading.topic_from = "marker"
-    elif wh and wh.group(1) not in GENERIC_STEMS and english_stemmer().stemWord(wh.group(1)) not in GENERIC_STEMS:
+    elif wh and wh.group(1) not in ENGLISH_STOP_WORDS and wh.group(1).rstrip("s") not in WH_GENERIC:
         reading.topic_from, left = "wh-noun", [wh.group(1), *(w for w in left if w != wh.group(1))]
     elif left:
         reading.topic_from = "left over"
