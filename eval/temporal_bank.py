@@ -284,11 +284,6 @@ def fam_week_of_day(log: Log, rng: random.Random) -> Iterator[Item]:
         yield {"d": says(d, rng)}, log.between(monday, monday + timedelta(days=6))
 
 
-def fam_next_session(log: Log, rng: random.Random) -> Iterator[Item]:
-    for slots, gold in fam_session_shift(log, rng, +1):
-        yield slots, gold
-
-
 # name -> (kind of frame, time phrases of bank_phrases.TIME (None: the slots carry "t"), generator)
 FAMILIES: dict[str, tuple[str, str | None, Callable]] = {
     "weekday_date": ("request", "weekday_date", fam_weekday_date),
@@ -328,7 +323,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable]] = {
     "week_before_last": ("request", "week_before_last", fam_week_before_last),
     "then_speaker": ("follow-up", None, lambda g, r: fam_speaker(g, r, fam_days)),
     "that_day": ("follow-up", None, fam_days),
-    "after_that": ("follow-up", None, fam_next_session),
+    "after_that": ("follow-up", None, lambda g, r: fam_session_shift(g, r, +1)),
     "that_week": ("follow-up", None, fam_week_of_day),
     "that_morning": ("follow-up", None, fam_morning_days),
 }

@@ -25,8 +25,13 @@ from retrieval.data.conversation_log import read_locomo_conversation, read_locom
 from retrieval.data.jsonio import INPUT_ERRORS
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR
 from retrieval.data.zyphra_temporal import log_paths, read_questions
-from retrieval.memory.question_parts import DISCOURSE_WORDS, blank_spans, question_content, question_sentence, \
-    read_question
+from retrieval.memory.question_parts import (
+    DISCOURSE_WORDS,
+    blank_spans,
+    question_content,
+    question_sentence,
+    read_question,
+)
 from retrieval.memory.time_resolver import TimeResolver, normalise
 from retrieval.search.english import ENGLISH_STOP_WORDS, english_stemmer
 

@@ -258,7 +258,8 @@ def test_a_participant_asked_about_over_a_period_is_a_filter(frame):
                      "What were Bob's messages in our 2nd session?"):
         plan, execution = run(frame, question)
         assert set(execution.rows["speaker"]) == {"Bob"} and sessions(execution) == [2], question
-        assert plan.reading["who"] == "Bob" and plan.reading["who_role"] == "filter" and plan.reading["what"] == "period"
+        reading = plan.reading
+        assert reading["who"] == "Bob" and reading["who_role"] == "filter" and reading["what"] == "period"
     plan, _ = run(frame, "What did we tell Bob on October 13th?")  # spoken to, not who spoke
     assert not any(op.get("column") == "speaker" for op in plan.ops)
 

@@ -36,8 +36,8 @@ def _day(cal: Calendar, kind: str, d: date, **kw) -> TimeExpression:
     return expr(kind, intervals=cal.days(d, d), **kw)
 
 
-@rule(rf"\b(?:on\s+)?(?P<wd>{WEEKDAY}),?\s+(?P<d>{DATE})", rf"\b(?:on\s+)?(?P<d2>{DATE}),?\s+(?:a\s+|which\s+was\s+a\s+)?"
-      rf"(?P<wd2>{WEEKDAY})\b", priority=COMPOSITE)
+@rule(rf"\b(?:on\s+)?(?P<wd>{WEEKDAY}),?\s+(?P<d>{DATE})",
+      rf"\b(?:on\s+)?(?P<d2>{DATE}),?\s+(?:a\s+|which\s+was\s+a\s+)?(?P<wd2>{WEEKDAY})\b", priority=COMPOSITE)
 def weekday_and_date(cal: Calendar, m: re.Match) -> TimeExpression:
     """"Friday the 9th of June", "June 9th, a Friday": the date; the weekday checks it, and a mismatch is noted."""
     text = m.group("d") if m.groupdict().get("d") else m.group("d2")

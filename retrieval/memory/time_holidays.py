@@ -42,7 +42,8 @@ def holiday_date(name: str, year: int) -> date:
     return first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
 
 
-@rule(rf"\b(?:on\s+|at\s+|over\s+|for\s+)?(?P<name>{_NAMES})(?:\s+(?P<y>{YR}))?(?!\s+(?:holidays|holiday\s+season))", priority=10)
+@rule(rf"\b(?:on\s+|at\s+|over\s+|for\s+)?(?P<name>{_NAMES})(?:\s+(?P<y>{YR}))?"
+      r"(?!\s+(?:holidays|holiday\s+season))", priority=10)
 def named_holiday(cal: Calendar, m: re.Match) -> TimeExpression:
     name = m.group("name")
     if m.group("y"):
