@@ -247,6 +247,9 @@ def test_a_reversed_range_is_noted_in_the_plan(frame):
     ("Remind me what we went over since Friday.", [3, 4, 5]),
     ("What did we talk about the first time we talked?", [1]),
     ("the most recent time we talked", [5]),
+    ("What did we discuss before the session on October 13th?", [1]),  # a dated session as a bound
+    ("What came up after our chat on October 13th?", [3, 4, 5]),
+    ("What did we talk about since we met on October 20th?", [3, 4, 5]),
 ])
 def test_compositional_plans(frame, question, expected):
     _, execution = run(frame, question)

@@ -32,7 +32,7 @@ RESP = r"(?:responses?|messages?|utterances?)"
 RESP_NUM = r"(?:#\s*|number\s+|no\.?\s*)?(\d+)"
 PREP = r"(?:since|before|after|until|till|by)"
 # A session named by its date, before the date: "the session on", "our chat of", "the one on" (optional).
-DATED_SESSION = rf"(?:(?:the|our)\s+(?:1|ones?|{SESS})\s+(?:on|of|from)\s+)?"
+DATED_SESSION = (rf"(?:(?:(?:the|our)\s+(?:1|ones?|{SESS})|we\s+(?:talked|spoke|met|chatted))\s+(?:on|of|from)\s+)?")
 WEEKDAY = "(?:{})".format("|".join(WEEKDAYS))
 PART = r"(morning|afternoon|evening|night)"
 # "may" and "march" are words too: as bare months they need a preposition before them or a year after.

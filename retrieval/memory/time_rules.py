@@ -180,7 +180,7 @@ def month_span(cal: Calendar, m: re.Match) -> TimeExpression:
     return expr("month_span", intervals=[(cal.day_start(date(y1, m1, 1)), cal.day_start(date(ny, nm, 1)))], note=note)
 
 
-@rule(rf"\b(?:(?P<prep>{PREP})\s+|on\s+)?(?P<d>{DATE})")
+@rule(rf"\b(?:(?P<prep>{PREP})\s+{DATED_SESSION}|on\s+)?(?P<d>{DATE})")
 def named_date(cal: Calendar, m: re.Match) -> TimeExpression:
     d = cal.parse_date(m.group("d"))
     if d is None:
