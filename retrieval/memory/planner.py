@@ -17,6 +17,7 @@ from datetime import datetime
 
 from retrieval.memory.question_parts import HOW_MANY, read_question
 from retrieval.memory.table_ops import CMPS, Plan, validate_ops
+from retrieval.memory.time_patterns import VAGUE_CUES
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
@@ -115,10 +116,13 @@ class RulePlanner:
         norm = normalise(question)
         expressions = TimeResolver(now).resolve(question)
         resolved = [e for e in expressions if not e.unresolved]
-        # a reference back ("then") beside a time of the question's own is the same time: it narrows nothing
-        unreadable = [e for e in expressions if e.unresolved and not (e.anaphor and resolved)]
+        # beside a time of the question's own, a reference back ("then") is that time, and a vague word ("recently")
+        # is part of what is asked: neither narrows nor widens the period
+        aside = [e for e in expressions if e.unresolved and resolved and (e.anaphor or e.text in VAGUE_CUES)]
+        unreadable = [e for e in expressions if e.unresolved and e not in aside]
         reading = read_question(norm, expressions, speakers)
         notes = [f"unreadable time phrase {e.text!r}: {e.unresolved}" for e in unreadable]
+        notes += [f"{e.text!r} names no period of its own: read with the question's time" for e in aside]
         notes += [e.note for e in resolved if e.note]
         speaker = reading.who if reading.who_role == "prior" else None
         dicts = [e.to_dict() for e in expressions]

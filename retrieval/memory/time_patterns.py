@@ -47,6 +47,10 @@ CUES = re.compile(r"\b(?:\d+\s+\w+\s+ago|ago|yesterday|tomorrow|tonight|weekends
                   r"(?:weeks?|months?|years?|days?|sessions?)|recently|lately|earlier|next|"
                   rf"{'|'.join(WEEKDAYS)}|{_CUE_MONTHS})\b")
 
+# Cue words that name no period of their own ("what had she recently taken up"): beside a time the question does
+# read, they belong to what it asks about, not to when.
+VAGUE_CUES = frozenset({"recently", "lately", "earlier", "next", "ago"})
+
 FULL_MONTHS = [max((m for m in MONTHS if MONTHS[m] == n), key=len) for n in range(1, 13)]
 # A word beside a day number ("Janurary 17th", "the 3rd of Febuary"), to check for a misspelt month.
 _BESIDE_DAY = re.compile(r"\b([a-z]{4,})(?=\s+\d{1,2}(?:st|nd|rd|th)?\b)"
