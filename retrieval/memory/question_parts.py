@@ -174,6 +174,7 @@ class QuestionReading:
     topic: str | None = None  # the rank query when what == "topic"
     topic_from: str | None = None  # why it is a topic: "marker", "wh-noun" or "left over"
     left: list[str] = field(default_factory=list)  # the words that made it a topic
+    rest: str = ""  # the asking sentence less its time and names: request words only, unless it names a topic
 
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v not in (None, [])}
@@ -195,7 +196,7 @@ def read_question(norm: str, expressions: Sequence[TimeExpression], speakers: Se
     if frame:  # the imperative's verb and its "me" are the request, not a topic
         blanked = " " * frame.end() + blanked[frame.end():]
     text, left = question_content(blanked, speakers, generic=GENERIC_STEMS, stem=True)
-    reading = QuestionReading(when=[e.text for e in expressions if not e.unresolved])
+    reading = QuestionReading(when=[e.text for e in expressions if not e.unresolved], rest=text)
     marker = TOPIC_MARKER.search(text)
     wh = WH_NOUN.search(text)
     if marker and question_content(marker.group(1), speakers, generic=GENERIC_STEMS, stem=True)[1]:
