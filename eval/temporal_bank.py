@@ -21,7 +21,6 @@ runs from the start of X to now; the n-th session of a month counts sessions tha
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -32,6 +31,8 @@ from pathlib import Path
 
 from eval import bank_phrases as P
 from retrieval.atomic import write_json
+from retrieval.config import option, parse_config
+from retrieval.data.paths import ZYPHRA_DIR
 
 DEV_LOGS = ("26", "28", "41")
 HELD_LOGS = ("42", "43", "44", "45", "47", "48")
@@ -267,12 +268,7 @@ def fam_last_n(log: Log, rng: random.Random) -> Iterator[Item]:
         yield {"k": rng.choice([str(k), COUNT_WORDS[k - 1]])}, log.session_ids(log.sessions[-k:])
 
 
-def fam_fixed_sessions(log: Log, rng: random.Random, which: int) -> Iterator[Item]:
-    yield {}, log.session_ids([log.sessions[which]])
-
-
-def fam_morning_days(log: Log, rng: random.Random) -> Iterator[Item]:
-    """A day named in an earlier turn, and a part of it that has rows."""
+def fam_morning_days(log: Log, rng: random.Random) -> Iterator[Item]:  # a day, and a part of it that has rows
     for slots, gold in fam_part_of_day(log, rng):
         d = next(r.ts.date() for r in log.rows if r.idx == gold[0])
         yield {**slots, "d": says(d, rng)}, gold
@@ -305,8 +301,8 @@ FAMILIES: dict[str, tuple[str, str | None, Callable]] = {
                           lambda g, r: fam_session_shift(g, r, -1, count=r.choice([2, 3]))),
     "days_after_anchor": ("request", "days_after_anchor", lambda g, r: fam_days_from_anchor(g, r, +1)),
     "days_before_anchor": ("request", "days_before_anchor", lambda g, r: fam_days_from_anchor(g, r, -1)),
-    "last_time": ("request", "last_time", lambda g, r: fam_fixed_sessions(g, r, -1)),
-    "first_time": ("request", "first_time", lambda g, r: fam_fixed_sessions(g, r, 0)),
+    "last_time": ("request", "last_time", lambda g, r: iter([({}, g.session_ids([g.sessions[-1]]))])),
+    "first_time": ("request", "first_time", lambda g, r: iter([({}, g.session_ids([g.sessions[0]]))])),
     "week_of": ("request", "week_of", fam_week_of),
     "holiday": ("request", "holiday", fam_holiday),
     "holidays": ("request", "holidays", fam_holidays),
@@ -369,13 +365,18 @@ def build(data_dir: Path, logs: list[str], seed: int) -> dict[tuple[str, str], d
     return files
 
 
+@dataclass
+class BankConfig:
+    """Write the phrasing bank in Zyphra's TestData layout."""
+
+    data_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder (the logs' ConversationData/)")
+    logs: list[str] = option([*DEV_LOGS, *HELD_LOGS], "the logs to ask about")
+    output: str = option("eval/bank", "writes OUTPUT/TestData/<kind>/test_<family>.json")
+    seed: int = option(14, "seed of the questions' choices")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.temporal_bank", description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default="../shared/data/zyphra_temporal", help="Zyphra's folder (the logs)")
-    parser.add_argument("--logs", nargs="+", default=[*DEV_LOGS, *HELD_LOGS])
-    parser.add_argument("--output", default="eval/bank", help="writes OUTPUT/TestData/<kind>/test_<family>.json")
-    parser.add_argument("--seed", type=int, default=14)
-    args = parser.parse_args(argv)
+    args = parse_config(BankConfig, argv, prog="python -m eval.temporal_bank", description=__doc__.split("\n")[0])
     data_dir = Path(args.data_dir)
     missing = [g for g in args.logs if not (data_dir / "ConversationData" / f"{g}.json").is_file()]
     if missing:

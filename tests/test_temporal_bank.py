@@ -40,7 +40,7 @@ def log() -> bank.Log:
 def test_gold_rows_come_from_the_logs_metadata(log):
     rng = random.Random(0)
     assert log.now.date() == date(2023, 6, 9) and log.sessions == [1, 2, 3, 4]
-    assert list(bank.fam_fixed_sessions(log, rng, -1)) == [({}, [6, 7])]
+    assert list(bank.FAMILIES["last_time"][2](log, rng)) == [({}, [6, 7])]
     parts = {(s["part"], s["dnum"]): g for s, g in bank.fam_part_of_day(log, rng)}
     assert all(g == {("afternoon", 11): [4, 5], ("morning", 11): [2, 3], ("morning", 8): [0, 1],
                      ("morning", 9): [6, 7]}[k] for k, g in parts.items()) and len(parts) == 3
