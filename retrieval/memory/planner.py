@@ -131,8 +131,9 @@ class RulePlanner:
                          "a time phrase could not be read: semantic search over the whole log rather than a guessed "
                          "range (recall first)")
             if reading.topic is None:
-                notes.append("the question names no topic: the ranking of the whole log by it is close to "
-                             "arbitrary; name a day, a session or a topic")
+                notes.append(("the question names no time and no content (only common words)" if not unreadable
+                              else "the question names no topic") + ": the ranking of the whole log by it is close "
+                             "to arbitrary; name a day, a session or a topic")
             ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()},
                    rank_op(reading.topic or norm, self.config.fallback_k, reading.who)]
             return Plan(ops, notes, self.name, dicts, reading=reading.to_dict())
