@@ -3,6 +3,7 @@
     python -m eval.temporal --data-dir ../shared/data/zyphra_temporal --output runs/temporal.json
     python -m eval.temporal --data-dir DIR --logs 26 28 --llm smollm2 --llm-sample 20
     python -m eval.temporal --config configs/temporal.yaml --output runs/temporal.json   # or: ctbls-eval-temporal
+    python -m eval.temporal --config configs/temporal.yaml --questions-dir eval/bank     # the phrasing bank
 
 Methods, all in one run, on every version (paraphrase) of every question:
 - ``rule``: the rule planner (time expressions -> table operations; content ranking when named, keeping at most
@@ -57,6 +58,8 @@ class TemporalEvalConfig:
     """Temporal memory on Zyphra's TemporalMemoryDataset (``configs/temporal.yaml``; flags override)."""
 
     data_dir: str = option(str(ZYPHRA_DIR), "a folder in Zyphra's layout (ConversationData/, TestData/)")
+    questions_dir: str | None = option(None, "read TestData/ from this folder instead of --data-dir's (e.g. the "
+        "question bank eval/bank; the logs still come from --data-dir)")
     logs: list[str] | None = option(None, "log ids to evaluate (default: all in the folder)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     cache_dir: str | None = option(help="document embeddings, keyed by encoder identity and texts ('' for none)",
@@ -266,7 +269,7 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
     missing = [log for log in logs if log not in paths]
     if missing:
         raise DataError(f"{config.data_dir}/ConversationData: no logs {missing}")
-    questions = read_questions(config.data_dir, set(logs))
+    questions = read_questions(config.questions_dir or config.data_dir, set(logs))
     encoder = encoder or load_encoder(config.encoder)
     planner = RulePlanner(PlannerConfig(content_k=config.content_k, content_margin=config.content_margin,
                                         fallback_k=config.fallback_k))

@@ -168,11 +168,15 @@ def test_validate_ops_reports_problems():
 
 
 class FakeBackend:
-    def __init__(self, answer: str, ok: bool = True):
-        self.answer, self.ok, self.prompts = answer, ok, []
+    def __init__(self, answer: str, ok: bool = True, schema_ok: bool = True):
+        self.answer, self.ok, self.schema_ok, self.prompts, self.formats = answer, ok, schema_ok, [], []
 
-    def generate(self, conversations, max_new_tokens=256, temperature=0.0, stop=None):
+    def generate(self, conversations, max_new_tokens=256, temperature=0.0, stop=None, response_format=None):
         self.prompts.extend(conversations)
+        self.formats.append(response_format)
+        if response_format is not None and not self.schema_ok:
+            return [GenerationResult("", False, "response_format not supported", 0.0, "fake", "fake")
+                    for _ in conversations]
         return [GenerationResult(self.answer if self.ok else "", self.ok, None if self.ok else "boom", 0.0,
                                  "fake", "fake") for _ in conversations]
 
@@ -229,3 +233,108 @@ def test_margin_is_validated_and_parsed(frame):
 def test_a_reversed_range_is_noted_in_the_plan(frame):
     plan, execution = run(frame, "What did we discuss between October 20 and October 13?")
     assert sessions(execution) == [2, 3] and any("later end first" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What did we talk about in the session right before the one on October 13th?", [1]),
+    ("Give me a rundown of the conversation after the one on October 13th.", [3]),
+    ("Catch me up on the 2 sessions before the one on October 20th.", [1, 2]),
+    ("What came up in the chat after our 3rd session?", [4]),
+    ("What did we talk about 2 days after we met on October 20th?", [4, 5]),
+    ("Go over our chats on Friday the 13th of October.", [2]),
+    ("Walk me through our conversation on the 2nd Friday of October.", [2]),
+    ("Fill me in on the last Friday in October.", []),  # the 27th: nothing said yet
+    ("Remind me what we went over since Friday.", [3, 4, 5]),
+    ("What did we talk about the first time we talked?", [1]),
+    ("the most recent time we talked", [5]),
+    ("What did we discuss before the session on October 13th?", [1]),  # a dated session as a bound
+    ("What came up after our chat on October 13th?", [3, 4, 5]),
+    ("What did we talk about since we met on October 20th?", [3, 4, 5]),
+])
+def test_compositional_plans(frame, question, expected):
+    _, execution = run(frame, question)
+    assert sessions(execution) == expected
+
+
+def test_a_participant_asked_about_over_a_period_is_a_filter(frame):
+    for question in ("What did Bob say on October 13th?", "Everything Bob mentioned on October 13th, please.",
+                     "What were Bob's messages in our 2nd session?"):
+        plan, execution = run(frame, question)
+        assert set(execution.rows["speaker"]) == {"Bob"} and sessions(execution) == [2], question
+        reading = plan.reading
+        assert reading["who"] == "Bob" and reading["who_role"] == "filter" and reading["what"] == "period"
+    plan, _ = run(frame, "What did we tell Bob on October 13th?")  # spoken to, not who spoke
+    assert not any(op.get("column") == "speaker" for op in plan.ops)
+
+
+def test_the_plan_shows_who_when_and_what(frame):
+    plan, _ = run(frame, "Give me a rundown of what Ann said about her puppy on October 13th.")
+    assert plan.reading["who"] == "Ann" and plan.reading["who_role"] == "prior"
+    assert plan.reading["when"] == ["on october 13th"] and plan.reading["what"] == "topic"
+    assert plan.reading["topic_from"] == "marker" and "puppy" in plan.reading["left"]
+    assert json.loads(plan.to_json())["reading"] == plan.reading
+
+
+@pytest.mark.parametrize("question, topic", [
+    ("Give me a rundown of our chat on May 8th.", False),
+    ("Catch me up on what we covered in the first half of March.", False),
+    ("Could you show me what Ann said on May 8th?", False),
+    ("What topics came up on May 8th?", False),
+    ("What activity did Ann take up on May 8th?", True),  # a wh-word with a noun
+    ("What did we say regarding the puppy on May 8th?", True),
+    ("Which show did Bob recommend on May 8th?", True),
+    ("What did Ann say she was painting on May 8th?", True),  # a word left over
+])
+def test_the_topic_decision_reads_the_questions_structure(question, topic):
+    norm = normalise(question)
+    exprs = TimeResolver(datetime(2023, 10, 1, tzinfo=UTC)).resolve(norm)
+    assert (content_query(norm, exprs, ["Ann", "Bob"]) is not None) == topic
+
+
+def test_an_unreadable_time_phrase_is_named_and_falls_back_to_the_whole_log(frame):
+    plan, execution = run(frame, "What did we discuss on October 13th and the weekend after?")
+    assert any("unreadable time phrase 'weekend'" in n for n in plan.notes)
+    assert [op["op"] for op in plan.ops] == ["filter", "rank"]  # no guessed range
+    assert len(execution.rows) == 10
+
+
+@pytest.mark.parametrize("follow_up, expected, speakers", [
+    ("And what did Bob say then?", [2], {"Bob"}),
+    ("Give me a rundown of that day.", [2], {"Ann", "Bob"}),
+    ("And the conversation after that?", [3], {"Ann", "Bob"}),
+    ("Go over that week for me.", [2], {"Ann", "Bob"}),
+])
+def test_a_reference_back_takes_the_earlier_turns_time(frame, follow_up, expected, speakers):
+    rw = carry_time_reference(HISTORY, follow_up, NOW)
+    assert rw.method == "carry" and "earlier turn" in rw.notes[0]
+    _, execution = run(frame, rw.text)
+    assert sessions(execution) == expected and set(execution.rows["speaker"]) == speakers
+
+
+def test_shift_ops_are_validated(frame):
+    bad = [{"op": "shift", "group": "session", "start": 1, "end": -1, "anchor": [{"op": "rank", "query": "x", "k": 1}]}]
+    errors = validate_ops(bad, frame.columns)
+    assert any("anchor must be" in e for e in errors) and any("start <= end" in e for e in errors)
+    empty = [{"op": "shift", "group": "session", "start": -1, "end": -1,
+              "anchor": [{"op": "filter", "column": "date", "cmp": "==", "value": "2023-01-01"}]}]
+    execution = execute(empty, frame)
+    assert execution.ids == [] and any("anchor kept no rows" in t for t in execution.trace)
+
+
+def test_llm_planner_repairs_near_valid_json(frame):
+    now = frame["timestamp"].max().to_pydatetime()
+    backend = FakeBackend("{'ops': [{'op': 'nth', 'group': 'session', 'start': -2, 'end': -2},]")
+    plan = LLMPlanner(backend, frame.columns).plan("What did we discuss 2 sessions ago?", now)
+    assert plan.planner == "llm" and any("repaired" in n for n in plan.notes)
+    assert sessions(execute(plan.ops, frame)) == [4]
+    assert backend.formats[0]["type"] == "json_schema"  # the op schema is sent
+
+
+def test_llm_planner_asks_for_plain_json_when_the_server_takes_no_schema(frame):
+    now = frame["timestamp"].max().to_pydatetime()
+    backend = FakeBackend('{"ops": [{"op": "nth", "group": "session", "start": 1, "end": 1}]}', schema_ok=False)
+    planner = LLMPlanner(backend, frame.columns)
+    plan = planner.plan("What did we discuss in our first session?", now)
+    assert plan.planner == "llm" and [f and f["type"] for f in backend.formats] == ["json_schema", "json_object", None]
+    planner.plan("What did we discuss in our first session?", now)
+    assert backend.formats[-1] is None  # remembered

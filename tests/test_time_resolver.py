@@ -181,3 +181,72 @@ def test_an_open_start_is_readable_in_a_zone_whose_1900_offset_is_local_mean_tim
     start, end = before.intervals[0]
     assert pd.Timestamp(start.isoformat()) < pd.Timestamp(end.isoformat())  # "+00:09:21" would not parse
     assert end == datetime(2024, 3, 31, tzinfo=paris)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("on Friday the 9th of June", [("2023-06-09", "2023-06-10")]),  # a weekday beside a date checks it
+    ("on June 9th, a Friday", [("2023-06-09", "2023-06-10")]),
+    ("the second Monday of June", [("2023-06-12", "2023-06-13")]),
+    ("the last Friday of August", [("2023-08-25", "2023-08-26")]),
+    ("the final Sunday in April", [("2023-04-30", "2023-05-01")]),
+    ("in the first half of March", [("2023-03-01", "2023-03-16")]),
+    ("in the second half of February", [("2023-02-16", "2023-03-01")]),
+    ("in late May", [("2023-05-21", "2023-06-01")]),
+    ("in mid-July", [("2023-07-11", "2023-07-21")]),
+    ("in the last week of July", [("2023-07-25", "2023-08-01")]),
+    ("the week of June 14th", [("2023-06-12", "2023-06-19")]),
+    ("the week of the 12th", [("2023-10-09", "2023-10-16")]),
+    ("the week before last", [("2023-10-02", "2023-10-09")]),
+    ("since Friday", [("2023-10-20", "2023-10-23")]),
+    ("since Sunday", [("2023-10-15", "2023-10-23")]),  # said on a Sunday: the Sunday before
+    ("from September 3rd until now", [("2023-09-03", "2023-10-23")]),
+    ("on Halloween", [("2022-10-31", "2022-11-01")]),  # the latest one up to today
+    ("on Thanksgiving", [("2022-11-24", "2022-11-25")]),  # the fourth Thursday of November
+    ("over the holidays", [("2022-12-24", "2023-01-02")]),
+    ("over the summer", [("2023-06-01", "2023-09-01")]),
+    ("last winter", [("2022-12-01", "2023-03-01")]),
+    ("2 days after we met on October 13th", [("2023-10-15", "2023-10-16")]),
+    ("the day before our chat on October 13th", [("2023-10-12", "2023-10-13")]),
+    ("from the session on July 15 up to the one on August 25", [("2023-07-15", "2023-08-26")]),
+])
+def test_composite_expressions(text, expected):
+    assert days(text) == expected
+
+
+def test_a_weekday_that_does_not_match_its_date_is_noted_not_a_second_day():
+    (expr,) = resolved("What did we discuss on Saturday, June 9th?")
+    assert [(a.date().isoformat()) for a, _ in expr.intervals] == ["2023-06-09"]
+    assert "Saturday does not match 2023-06-09" in expr.note
+
+
+def test_a_part_of_a_dated_day_is_the_day_with_soft_hours():
+    (expr,) = resolved("the evening of June 2")
+    assert expr.hours == (17, 24) and expr.intervals[0][0].date().isoformat() == "2023-06-02"
+    (expr,) = resolved("on June 2nd in the morning")
+    assert expr.hours == (0, 12)
+
+
+@pytest.mark.parametrize("text, shift, anchor", [
+    ("the session right before the one on May 8", (-1, -1), "on may 8"),
+    ("the conversation after our 3rd session", (1, 1), "our 3rd session"),
+    ("the three sessions before the one on August 17", (-3, -1), "on august 17"),
+    ("our chat that came after the one on June 9th", (1, 1), "on june 9th"),
+])
+def test_sessions_relative_to_an_anchor_expression(text, shift, anchor):
+    (expr,) = resolved(text)
+    assert expr.session_shift == shift and expr.anchor.text == anchor
+
+
+def test_references_back_are_marked_and_unresolved_alone():
+    for text, kind in [("And what did Nina say then?", "then"), ("Go over that week for me.", "week"),
+                       ("And the conversation after that?", "after"), ("Catch me up on that morning.", "morning")]:
+        (expr,) = TimeResolver(NOW).resolve(text)
+        assert expr.anaphor == kind and expr.unresolved
+    # the session before that (Zyphra's "not the last discussion, but the one before that") keeps its reading
+    assert resolved("not the last discussion, but the one before that")[0].session_positions == (-2, -2)
+
+
+def test_bare_unit_nouns_are_not_time_references():
+    assert TimeResolver(NOW).resolve("How many sessions did we have?") == []
+    (expr,) = TimeResolver(NOW).resolve("What did we discuss a few weeks back?")
+    assert expr.unresolved

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval.memory.question_parts import content_query, named_speaker
-from retrieval.memory.table_ops import Plan, validate_ops
+from retrieval.memory.question_parts import HOW_MANY, read_question
+from retrieval.memory.table_ops import CMPS, Plan, validate_ops
+from retrieval.memory.time_patterns import VAGUE_CUES
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
 
-HOW_MANY = re.compile(r"\bhow\s+many\s+(sessions|conversations|discussions|chats|times|days|weeks|months)\b")
 COUNT_BY = {"days": "date", "weeks": "week", "months": "month"}
 
 
@@ -97,6 +96,11 @@ def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
         if e.session_positions:
             start, end = e.session_positions
             ops.append({"op": "nth", "group": "session", "start": start, "end": end})
+    for e in expressions:
+        if e.session_shift:  # the sessions before / after an anchor, itself planned as an expression
+            start, end = e.session_shift
+            ops.append({"op": "shift", "group": "session", "start": start, "end": end,
+                        "anchor": ops_for([e.anchor], now)[1:]})
     return ops
 
 
@@ -112,39 +116,53 @@ class RulePlanner:
         norm = normalise(question)
         expressions = TimeResolver(now).resolve(question)
         resolved = [e for e in expressions if not e.unresolved]
-        notes = [f"unresolved: {e.unresolved}" for e in expressions if e.unresolved]
+        # beside a time of the question's own, a reference back ("then") is that time, and a vague word ("recently")
+        # is part of what is asked: neither narrows nor widens the period
+        aside = [e for e in expressions if e.unresolved and resolved and (e.anaphor or e.text in VAGUE_CUES)]
+        unreadable = [e for e in expressions if e.unresolved and e not in aside]
+        reading = read_question(norm, expressions, speakers)
+        notes = [f"unreadable time phrase {e.text!r}: {e.unresolved}" for e in unreadable]
+        notes += [f"{e.text!r} names no period of its own: read with the question's time" for e in aside]
         notes += [e.note for e in resolved if e.note]
-        content = content_query(norm, expressions, speakers)
-        speaker = named_speaker(norm, speakers)
-        if not resolved:
-            notes.append("no time reference resolved: semantic search over the whole log")
-            if content is None:
-                notes.append("the question names no time and no content (only common words): the ranking of the "
-                             "whole log by it is close to arbitrary; name a day, a session or a topic")
+        speaker = reading.who if reading.who_role == "prior" else None
+        dicts = [e.to_dict() for e in expressions]
+        if unreadable or not resolved:
+            notes.append("no time reference resolved: semantic search over the whole log" if not unreadable else
+                         "a time phrase could not be read: semantic search over the whole log rather than a guessed "
+                         "range (recall first)")
+            if reading.topic is None:
+                notes.append(("the question names no time and no content (only common words)" if not unreadable
+                              else "the question names no topic") + ": the ranking of the whole log by it is close "
+                             "to arbitrary; name a day, a session or a topic")
             ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()},
-                   rank_op(content or norm, self.config.fallback_k, speaker)]
-            return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
+                   rank_op(reading.topic or norm, self.config.fallback_k, reading.who)]
+            return Plan(ops, notes, self.name, dicts, reading=reading.to_dict())
         ops = ops_for(resolved, now)
+        if reading.who_role == "filter":
+            ops.append({"op": "filter", "column": "speaker", "cmp": "==", "value": reading.who})
+            notes.append(f"asks what {reading.who} said over the period and names no topic: {reading.who}'s rows")
         how_many = HOW_MANY.search(norm)
         if how_many:
             ops.append({"op": "count", "by": COUNT_BY.get(how_many.group(1), "session")})
-        if content:
+        if reading.topic:
             margin = self.config.content_margin
-            ops.append(rank_op(content, self.config.content_k, speaker, margin))
-            notes.append(f"names content: ranking the rows of the period by {content!r}"
-                         + (f", {speaker}'s first" if speaker else "")
+            ops.append(rank_op(reading.topic, self.config.content_k, speaker, margin))
+            notes.append(f"names a topic ({reading.topic_from}: {', '.join(reading.left)}): ranking the rows of the "
+                         f"period by {reading.topic!r}" + (f", {speaker}'s first" if speaker else "")
                          + (f"; up to {self.config.content_k} rows within {margin} votes of the best"
                             if margin is not None else ""))
-        return Plan(ops, notes, self.name, [e.to_dict() for e in expressions])
+        return Plan(ops, notes, self.name, dicts, reading=reading.to_dict())
 
 
 PROMPT = """You plan table operations over a conversation log. Each row is one utterance with columns:
-response_idx (int), session (int, 1 = first), speaker (str), timestamp (ISO 8601), date (YYYY-MM-DD), time (HH:MM:SS),
-hour (0-23), weekday (Monday..Sunday), week (YYYY-Www), month (YYYY-MM), year (int), text.
+response_idx (int), session (int, 1 = first), speaker (str: {speakers}), timestamp (ISO 8601), date (YYYY-MM-DD),
+time (HH:MM:SS), hour (0-23), weekday (Monday..Sunday), week (YYYY-Www), month (YYYY-MM), year (int), text.
 Operations, applied in order:
 {{"op": "between", "column": C, "ranges": [[low, high]]}}  keeps low <= C < high
-{{"op": "filter", "column": C, "cmp": "==|!=|<|<=|>|>=|in|contains", "value": V}}
+{{"op": "filter", "column": C, "cmp": "==|!=|<|<=|>|>=|in|contains", "value": V}}  e.g. one speaker's rows
 {{"op": "nth", "group": "session", "start": i, "end": j}}  keeps sessions i..j in time order (1-based, -1 = latest)
+{{"op": "shift", "group": "session", "start": -1, "end": -1, "anchor": [ops]}}  the session(s) just before (negative)
+  or after (positive) the sessions the anchor ops keep
 {{"op": "rank", "query": "what to look for", "k": 5}}  only when the question names a topic
 Now is {now} ({weekday}). Answer with one JSON object {{"ops": [...]}} and nothing else.
 
@@ -154,37 +172,99 @@ Question: What did we talk about in March 2023?
 {{"ops": [{{"op": "between", "column": "timestamp", "ranges": [["2023-03-01T00:00:00", "2023-04-01T00:00:00"]]}}]}}
 Question: What did John say about his new job in our second session?
 {{"ops": [{{"op": "nth", "group": "session", "start": 2, "end": 2}}, {{"op": "rank", "query": "John job", "k": 5}}]}}
+Question: What did John tell me in the session right before the one on 2023-05-08?
+{{"ops": [{{"op": "shift", "group": "session", "start": -1, "end": -1, "anchor": [{{"op": "between", "column": "date",
+"ranges": [["2023-05-08", "2023-05-09"]]}}]}}, {{"op": "filter", "column": "speaker", "cmp": "==", "value": "John"}}]}}
 Question: {question}
 """
 
 
+def plan_schema(columns: Sequence[str]) -> dict:
+    """A JSON schema of the plan the LLM writes (each op with its required keys and their types), for servers that
+    constrain decoding to it (``response_format``); :func:`~retrieval.memory.table_ops.validate_ops` still checks
+    the result."""
+    scalar = {"type": ["string", "number", "integer", "boolean"]}
+    col, integer = {"enum": list(columns)}, {"type": "integer"}
+    pair = {"type": "array", "items": scalar, "minItems": 2, "maxItems": 2}
+
+    def op(name: str, required: dict, optional: dict | None = None) -> dict:
+        return {"type": "object", "additionalProperties": False, "required": ["op", *required],
+                "properties": {"op": {"const": name}, **required, **(optional or {})}}
+
+    filters = [op("between", {"column": col, "ranges": {"type": "array", "items": pair, "minItems": 1}},
+                  {"inclusive": {"enum": ["left", "both"]}}),
+               op("filter", {"column": col, "cmp": {"enum": list(CMPS)},
+                             "value": {"anyOf": [scalar, {"type": "array", "items": scalar}]}}),
+               op("nth", {"group": col, "start": integer, "end": integer})]
+    ops = [*filters, op("shift", {"group": col, "start": integer, "end": integer,
+                                  "anchor": {"type": "array", "items": {"anyOf": filters}, "minItems": 1}}),
+           op("rank", {"query": {"type": "string"}, "k": integer}), op("count", {"by": col})]
+    return {"type": "object", "required": ["ops"], "additionalProperties": False,
+            "properties": {"ops": {"type": "array", "items": {"anyOf": ops}}}}
+
+
+def read_plan(text: str) -> tuple[object, str | None]:
+    """The ``ops`` of an LLM's answer, and a note when it was repaired: strict JSON first, then near-valid JSON
+    (a missing bracket, single quotes, a trailing comma) repaired with ``json-repair``."""
+    from retrieval.llm import LLMOutputError, parse_json
+
+    try:
+        return parse_json(text, dict).get("ops"), None
+    except LLMOutputError:
+        import json_repair
+
+        start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+        repaired = json_repair.loads(text[start:]) if start >= 0 else None
+        if isinstance(repaired, dict) and "ops" in repaired:
+            return repaired["ops"], "the LLM's JSON was repaired (json-repair)"
+        if isinstance(repaired, list) and repaired and all(isinstance(x, dict) and "op" in x for x in repaired):
+            return repaired, "the LLM's JSON was repaired (json-repair; a bare list of ops)"
+        raise
+
+
 class LLMPlanner:
-    """An LLM writes the plan; invalid output falls back to the rule planner, with the reason logged."""
+    """An LLM writes the plan in the rule planner's op schema: asked for JSON (``response_format`` with the schema
+    where the server supports it), repaired when near-valid, validated; otherwise the rule plan, with the reason."""
 
     name = "llm"
 
     def __init__(self, backend, columns: Sequence[str], fallback: RulePlanner | None = None,
-                 max_new_tokens: int = 160):
+                 max_new_tokens: int = 200, schema: bool = True):
         self.backend, self.columns = backend, list(columns)
         self.fallback = fallback or RulePlanner()
         self.max_new_tokens = max_new_tokens
+        plan = plan_schema(self.columns)
+        # the structured-output forms tried in turn until the server takes one: OpenAI's json_schema, llama.cpp's
+        # json_object with a schema, then plain JSON asked for by the prompt alone
+        self.formats: list[dict | None] = ([{"type": "json_schema", "json_schema": {"name": "plan", "schema": plan}},
+                                            {"type": "json_object", "schema": plan}] if schema else []) + [None]
 
-    def prompt(self, question: str, now: datetime) -> list[dict[str, str]]:
-        text = PROMPT.format(now=now.isoformat(timespec="seconds"), weekday=now.strftime("%A"), question=question)
+    def prompt(self, question: str, now: datetime, speakers: Sequence[str] = ()) -> list[dict[str, str]]:
+        text = PROMPT.format(now=now.isoformat(timespec="seconds"), weekday=now.strftime("%A"), question=question,
+                             speakers=", ".join(speakers) or "any")
         return [{"role": "user", "content": text}]
 
-    def plan(self, question: str, now: datetime, speakers: Sequence[str] = ()) -> Plan:
-        from retrieval.llm import LLMOutputError, parse_json
+    def _ask(self, messages: list[dict[str, str]]):
+        while True:
+            fmt = self.formats[0]
+            extra = {"response_format": fmt} if fmt is not None else {}
+            result = self.backend.generate([messages], max_new_tokens=self.max_new_tokens, temperature=0.0, **extra)[0]
+            if result.ok or fmt is None:
+                return result
+            logger.info("the LLM call with response_format %s failed (%s); trying the next form", fmt["type"],
+                        result.error)
+            self.formats.pop(0)
 
-        result = self.backend.generate([self.prompt(question, now)], max_new_tokens=self.max_new_tokens,
-                                       temperature=0.0)[0]
-        reason = None
+    def plan(self, question: str, now: datetime, speakers: Sequence[str] = ()) -> Plan:
+        from retrieval.llm import LLMOutputError
+
+        result = self._ask(self.prompt(question, now, speakers))
+        reason, repaired, ops = None, None, None
         if not result.ok:
             reason = f"the LLM call failed: {result.error}"
         else:
             try:
-                obj = parse_json(result.text, dict)
-                ops = obj.get("ops")
+                ops, repaired = read_plan(result.text)
                 errors = validate_ops(ops, self.columns)
                 reason = "; ".join(errors) if errors else None
             except LLMOutputError as e:
@@ -196,4 +276,5 @@ class LLMPlanner:
             plan.planner = "llm->rule"
             return plan
         ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}, *ops]
-        return Plan(ops, [f"LLM plan: {json.dumps(obj)[:300]}"], self.name)
+        notes = [f"LLM plan: {json.dumps(ops[1:])[:300]}", *([repaired] if repaired else [])]
+        return Plan(ops, notes, self.name)

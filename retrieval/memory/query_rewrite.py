@@ -16,7 +16,8 @@ from datetime import datetime
 
 from retrieval.data.types import ContextTurn
 from retrieval.memory.question_parts import question_sentence
-from retrieval.memory.time_resolver import TimeResolver, normalise
+from retrieval.memory.time_patterns import PARTS_OF_DAY
+from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +39,43 @@ def context_query(history: Sequence[ContextTurn], query: str) -> str:
     return " ".join([*(turn_text(t) for t in history), query])
 
 
+def _referent(anaphor: str, found: Sequence[TimeExpression]) -> str:
+    """What a reference back means, given the earlier turn's expressions: "that week" of a day is the week of that
+    day, "that morning" its morning, "the session after that" the session after the one then; the rest (then,
+    that day, that time) is the expression itself."""
+    carried = ", ".join(e.text for e in found)
+    one_day = len(found) == 1 and found[0].intervals and len(found[0].intervals) == 1 and (
+        found[0].intervals[0][1] - found[0].intervals[0][0]).days <= 1
+    bare = re.sub(r"^(?:on|in|during|over|at|from)\s+", "", found[0].text)
+    if anaphor == "after":
+        return f"the session after the 1 {carried}" if found[0].intervals else f"the session after {carried}"
+    if anaphor == "week" and one_day:
+        return f"the week of {bare}"
+    if anaphor in PARTS_OF_DAY and one_day:
+        return f"the {anaphor} of {bare}"
+    return carried
+
+
 def carry_time_reference(history: Sequence[ContextTurn], query: str, now: datetime) -> Rewrite:
-    """The query with the time expressions of the latest earlier turn that has any, when it has none itself."""
+    """The query with the time expressions of the latest earlier turn that has any, when it has none itself: in
+    place of its references back ("then", "that week", "the session after that"), else added at its end."""
     resolver = TimeResolver(now)
-    if any(not e.unresolved for e in resolver.resolve(query)):
+    own = resolver.resolve(query)
+    if any(not e.unresolved for e in own):
         return Rewrite(query, "unchanged", ["the query has its own time reference"])
     for turn in reversed(history):
         found = [e for e in resolver.resolve(turn_text(turn)) if not e.unresolved]
         if found:
             norm = normalise(query)
             start, end = question_sentence(norm)
+            anaphora = [e for e in own if e.anaphor and start <= e.span[0] < end]
+            if anaphora:
+                text, notes = norm[start:end], []
+                for e in sorted(anaphora, key=lambda x: -x.span[0]):
+                    meant = _referent(e.anaphor, found)
+                    text = text[:e.span[0] - start] + meant + text[e.span[1] - start:]
+                    notes.append(f"read {e.text!r} as {meant!r} from an earlier turn")
+                return Rewrite(text.strip(), "carry", notes[::-1])
             asked = norm[start:end].strip().rstrip("?.! ")
             carried = ", ".join(e.text for e in found)
             # a comma keeps the carried phrase from fusing with the query's last words ("conversations, 3 days ago")

@@ -1,5 +1,12 @@
 """Reading a question: the sentence that asks, the participants it names, and the content it asks about.
 
+:func:`read_question` reads a question into *who* (a participant: a filter when the question asks what they said
+over a period, a prior when it asks about a topic), *when* (the time expressions) and *what* (the whole period, a
+topic, or a count). Whether it names a topic is decided from its structure: an explicit topic ("about X",
+"regarding X"), a wh-word with a noun ("what activity did ..."), else whatever is left once the request (the
+words of asking and of talking about a conversation: :data:`REQUEST_WORDS`), the time and the participants are
+read.
+
 The planner reads a rank query and a speaker prior from these (:func:`content_query`, :func:`named_speaker`);
 the trend analysis reads its topic and the speaker it counts with other settings
 (:mod:`retrieval.trends.question`). Questions come normalised (:func:`~retrieval.memory.time_resolver.normalise`:
@@ -10,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
 
 from retrieval.memory.time_resolver import TimeExpression
 from retrieval.search.english import ENGLISH_STOP_WORDS, english_stemmer
@@ -26,11 +34,37 @@ recap remember remind say see seem session share something sort speak stuff subj
 sure talk tell thank thanks thing think time topic tri try update want week well whatever wonder wow yeah year
 yep yes month
 """.split()
+# The grammar of a request about a conversation, by class (general English, not one dataset's templates): verbs
+# of saying and recalling and their particles, nouns for a conversation, its units and a summary of it. Irregular
+# forms are listed (the stemmer keeps them apart). Words with a common content sense ("show", "note", "call",
+# "record", "list") are not here: as a request they open the sentence in the imperative ("show me ..."), which
+# :data:`REQUEST_FRAME` reads.
+REQUEST_WORDS = """
+say said tell told talk spoke speak chat discuss mention bring brought raise share ask answer reply respond explain
+describe write wrote comment cover touch went ran brief hear heard come came happen up through over again
+recall remember remind forget recollect review revisit summarise summarize recap sum outline
+conversation chat talk discussion session meeting exchange dialogue message word line thread transcript
+rundown recap summary overview gist highlight digest
+everything anything whole entire something stuff thing
+""".split()
+# A request in the imperative at the head of the sentence ("show me", "could you walk me through", "fill us in on").
+REQUEST_FRAME = re.compile(r"^\s*(?:(?:can|could|would|will)\s+you\s+|please\s+|just\s+)*(?:show|give|get|find|pull|"
+                           r"list|walk|run|fill|catch|take|bring|tell|remind|help)\s+(?:me|us)\b")
+# Nouns after a wh-word that ask for a period, not a topic ("what topics did we cover", "what else came up").
+WH_GENERIC = frozenset("""else topic subject thing stuff conversation chat talk discussion session meeting message
+time day week month year morning afternoon evening night""".split())
+# What marks an explicit topic: the words after it name what the question is about.
+TOPIC_MARKER = re.compile(r"\b(?:about|regarding|concerning|re|involving|on\s+the\s+(?:subject|topic)\s+of|"
+                          r"related\s+to|to\s+do\s+with|with\s+respect\s+to|when\s+it\s+came\s+to)\s+(.+)")
+# A wh-word with a noun ("what activity did ...", "which book was ...").
+WH_NOUN = re.compile(r"\b(?:what|which|whose)\s+(?:kind\s+of\s+|sort\s+of\s+|type\s+of\s+)?([a-z]{2,})\s+"
+                     r"(?:did|does|do|was|were|is|are|has|have|had|would|will|could)\b")
+HOW_MANY = re.compile(r"\bhow\s+many\s+(sessions|conversations|discussions|chats|times|days|weeks|months)\b")
 
 
 def _generic_stems() -> frozenset[str]:
     # The words compared are runs of letters: the list's contractions ("don't") could never match.
-    words = [w for w in ENGLISH_STOP_WORDS if "'" not in w] + DISCOURSE_WORDS
+    words = [w for w in ENGLISH_STOP_WORDS if "'" not in w] + DISCOURSE_WORDS + REQUEST_WORDS
     return frozenset(english_stemmer().stemWords(words)) | frozenset(words)
 
 
@@ -129,16 +163,66 @@ def question_content(text: str, speakers: Sequence[str] = (), *, generic: frozen
     return text, [w for w, k in zip(words, keys) if k not in generic]
 
 
+@dataclass
+class QuestionReading:
+    """Who, when and what of a question, with the words each was read from (shown in a plan)."""
+
+    who: str | None = None  # the participant named
+    who_role: str | None = None  # "filter": their rows of the period; "prior": a boost in the topic ranking
+    when: list[str] = field(default_factory=list)  # the time phrases read
+    what: str = "period"  # "period" (every row of it), "topic" (rank by it) or "count"
+    topic: str | None = None  # the rank query when what == "topic"
+    topic_from: str | None = None  # why it is a topic: "marker", "wh-noun" or "left over"
+    left: list[str] = field(default_factory=list)  # the words that made it a topic
+    rest: str = ""  # the asking sentence less its time and names: request words only, unless it names a topic
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v not in (None, [])}
+
+
+def _subject(sentence: str, speaker: str) -> bool:
+    """Whether ``speaker`` is named as who spoke, not as who was spoken to or with ("with Nina", "we told Nina")."""
+    words = "|".join(map(re.escape, name_words(speaker)))
+    spoken_to = r"with|to|at|for|tell|told|ask|asked|give|gave|show|showed|remind|reminded"
+    return bool(words) and not re.search(rf"\b(?:{spoken_to})\s+(?:{words})\b", sentence)
+
+
+def read_question(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = ()) -> QuestionReading:
+    """The who / when / what of a normalised question (see the module's docstring)."""
+    start, end = question_sentence(norm)
+    sentence = norm[start:end]
+    blanked = blank_spans(norm, [e.span for e in expressions], start, end)
+    frame = REQUEST_FRAME.match(blanked)
+    if frame:  # the imperative's verb and its "me" are the request, not a topic
+        blanked = " " * frame.end() + blanked[frame.end():]
+    text, left = question_content(blanked, speakers, generic=GENERIC_STEMS, stem=True)
+    reading = QuestionReading(when=[e.text for e in expressions if not e.unresolved], rest=text)
+    marker = TOPIC_MARKER.search(text)
+    wh = WH_NOUN.search(text)
+    if marker and question_content(marker.group(1), speakers, generic=GENERIC_STEMS, stem=True)[1]:
+        reading.topic_from = "marker"
+    elif wh and wh.group(1) not in ENGLISH_STOP_WORDS and wh.group(1).rstrip("s") not in WH_GENERIC:
+        reading.topic_from, left = "wh-noun", [wh.group(1), *(w for w in left if w != wh.group(1))]
+    elif left:
+        reading.topic_from = "left over"
+    if reading.topic_from:
+        reading.what, reading.topic, reading.left = "topic", text, left
+    elif HOW_MANY.search(sentence):
+        reading.what = "count"
+    reading.who = named_speaker(norm, speakers)
+    if reading.who:
+        subject = reading.what != "topic" and _subject(sentence, reading.who)
+        reading.who_role = "filter" if subject else "prior"
+    return reading
+
+
 def content_query(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = ()) -> str | None:
     """The asking sentence without its time expressions and the participants' names, or None when it names
-    no content.
+    no topic (:func:`read_question`).
 
     The names go because both sides address each other by name ("Wow, Melanie! ..."): a name in the query
     pulls the other speaker's replies up. Who said it is the rank op's speaker prior instead
     (:func:`named_speaker`). Measured on LoCoMo's single-hop and multi-hop questions, ranked within their
     evidence days: top-1 0.552 -> 0.596, top-3 0.817 -> 0.846.
     """
-    start, end = question_sentence(norm)
-    text = blank_spans(norm, [e.span for e in expressions], start, end)
-    text, content = question_content(text, speakers, generic=GENERIC_STEMS, stem=True)
-    return text if content else None
+    return read_question(norm, expressions, speakers).topic

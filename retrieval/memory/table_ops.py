@@ -16,6 +16,10 @@ A plan is a short list of operations applied in order to the rows of a conversat
   filter ops) that keeps any rows ("3 days ago" as a calendar day, else as 72 to 96 hours before now, else the
   days beside that day); when none does, the trace says so. Inside an option, ``{"op": "widen", "group":
   "session"}`` brings back every row (of the option's input) of each session that still has one.
+- ``{"op": "shift", "group": "session", "start": -1, "end": -1, "anchor": [op, ...]}``: the groups at positions
+  start..end relative to the groups the ``anchor`` ops keep (negative: before the anchor's first group, positive:
+  after its last), counted among the surviving rows: "the session right before the one on May 8" (-1, -1), "the
+  two conversations after our third" (1, 2). The anchor is a list of filter ops (``first_nonempty`` included).
 - ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first;
   ``"prefer": {"column": "speaker", "value": "John"}`` gives the matching rows a small prior in the ranking;
   ``"margin": m`` keeps, of those k, only the rows scored within m of the best (in the ranker's units).
@@ -44,6 +48,7 @@ REQUIRED = {
     "rank": ("query", "k"),
     "first_nonempty": ("options",),
     "widen": ("group",),
+    "shift": ("group", "start", "end", "anchor"),
 }
 FILTER_OPS = ("between", "filter", "nth", "overlaps")
 OPTIONAL = {"between": ("inclusive",), "order": ("ascending",), "rank": ("prefer", "margin")}
@@ -56,18 +61,20 @@ Ranker = Callable[[str, int, Sequence[int]], list[tuple[int, float]]]
 
 @dataclass
 class Plan:
-    """What a planner decided: the operations, the resolved time expressions, notes on every fallback, and the zone
-    whose days the calendar words meant (set by whoever chose it, e.g. TemporalMemory.ask)."""
+    """What a planner decided: the operations, the resolved time expressions, notes on every fallback, the zone
+    whose days the calendar words meant (set by whoever chose it, e.g. TemporalMemory.ask), and how the question
+    was read (who, when, what)."""
 
     ops: list[dict]
     notes: list[str] = field(default_factory=list)
     planner: str = "rule"
     expressions: list[dict] = field(default_factory=list)
     zone: str | None = None
+    reading: dict = field(default_factory=dict)  # who / when / what, as the planner read them
 
     def to_dict(self) -> dict:
-        return {"planner": self.planner, "ops": self.ops, "notes": self.notes, "expressions": self.expressions,
-                "zone": self.zone}
+        return {"planner": self.planner, "reading": self.reading, "ops": self.ops, "notes": self.notes,
+                "expressions": self.expressions, "zone": self.zone}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), default=str)
@@ -131,6 +138,16 @@ def validate_ops(ops: object, columns: Sequence[str], top_level: bool = True) ->
                               "widen ops")
             else:
                 errors += [f"op {i} option: {e}" for o in options for e in validate_ops(o, columns, False)]
+        if name == "shift":
+            anchor = op.get("anchor")
+            if not isinstance(anchor, list) or not anchor or any(
+                    not isinstance(x, dict) or x.get("op") not in (*FILTER_OPS, "first_nonempty") for x in anchor):
+                errors.append(f"op {i} (shift): anchor must be a non-empty list of {FILTER_OPS} or first_nonempty ops")
+            else:
+                errors += [f"op {i} anchor: {e}" for e in validate_ops(anchor, columns)]
+            if isinstance(op.get("start"), int) and isinstance(op.get("end"), int) and not (
+                    op["start"] <= op["end"] and (op["end"] < 0 or op["start"] > 0)):
+                errors.append(f"op {i} (shift): start <= end, both negative (before the anchor) or both positive")
         if name == "widen" and top_level:
             errors.append(f"op {i} (widen): only inside a first_nonempty option")
     return errors
@@ -198,6 +215,40 @@ def _apply_filter(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[st
     return _nth(frame, pos, op, trace)
 
 
+def _first_nonempty(frame: pd.DataFrame, before: np.ndarray, op: dict, trace: list[str]) -> np.ndarray:
+    for i, option in enumerate(op["options"]):
+        pos = before
+        for sub in option:
+            pos = (before[np.isin(frame[sub["group"]].to_numpy()[before], frame[sub["group"]].to_numpy()[pos])]
+                   if sub["op"] == "widen" else _apply_filter(frame, pos, sub, trace))
+        if len(pos):
+            if i:
+                trace.append(f"first_nonempty: option {i + 1} used, the earlier ones left no rows")
+            return pos
+    trace.append(f"first_nonempty: none of the {len(op['options'])} options kept any rows")
+    return pos
+
+
+def _shift(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[str]) -> np.ndarray:
+    """Positions of the groups start..end relative to the anchor's groups, among the groups of ``pos``."""
+    anchor = pos
+    for sub in op["anchor"]:
+        anchor = (_first_nonempty(frame, anchor, sub, trace) if sub["op"] == "first_nonempty"
+                  else _apply_filter(frame, anchor, sub, trace))
+    if not len(anchor):
+        trace.append("shift: the anchor kept no rows, so there is nothing before or after it")
+        return anchor
+    values = frame[op["group"]].to_numpy()
+    times = frame["timestamp"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+    groups = list(pd.unique(values[pos[np.argsort(times[pos], kind="stable")]]))
+    at = [groups.index(g) for g in pd.unique(values[anchor]) if g in groups]
+    base = min(at) if op["start"] < 0 else max(at)
+    lo, hi = max(base + op["start"], 0), min(base + op["end"], len(groups) - 1)
+    if lo > hi:
+        trace.append(f"shift {op['group']} {op['start']}..{op['end']}: no {op['group']} there")
+    return pos[np.isin(values[pos], groups[lo:hi + 1])]
+
+
 def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) -> Execution:
     """Apply a validated plan to ``frame`` (a conversation table's rows); rank ops need a ``ranker``.
 
@@ -211,17 +262,9 @@ def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) 
         if name in FILTER_OPS:
             pos = _apply_filter(frame, pos, op, out.trace)
         elif name == "first_nonempty":
-            for i, option in enumerate(op["options"]):
-                pos = before
-                for sub in option:
-                    pos = (before[np.isin(frame[sub["group"]].to_numpy()[before], frame[sub["group"]].to_numpy()[pos])]
-                           if sub["op"] == "widen" else _apply_filter(frame, pos, sub, out.trace))
-                if len(pos):
-                    break
-            if not len(pos):
-                out.trace.append(f"first_nonempty: none of the {len(op['options'])} options kept any rows")
-            elif i:
-                out.trace.append(f"first_nonempty: option {i + 1} used, the earlier ones left no rows")
+            pos = _first_nonempty(frame, before, op, out.trace)
+        elif name == "shift":
+            pos = _shift(frame, pos, op, out.trace)
         elif name == "order":
             values = frame[op["by"]].iloc[pos]
             pos = pos[np.argsort(values.to_numpy(), kind="stable")]
@@ -231,18 +274,7 @@ def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) 
         elif name == "count":
             out.counts[op["by"]] = frame[op["by"]].iloc[pos].value_counts(sort=False).sort_index().to_dict()
         elif name == "rank":
-            if ranker is None:
-                raise ValueError("the plan ranks rows but no ranker was given")
-            ids = frame.index[pos].tolist()
-            extra = {}
-            if "prefer" in op:
-                match = frame[op["prefer"]["column"]].iloc[pos].to_numpy() == op["prefer"]["value"]
-                extra["prefer"] = [i for i, m in zip(ids, match) if m]
-            if op.get("margin") is not None:
-                extra["margin"] = op["margin"]
-            hits = ranker(op["query"], op["k"], ids, **extra) if len(pos) else []
-            out.scores = {i: s for i, s in hits}
-            pos = frame.index.get_indexer([i for i, _ in hits])
+            pos = _rank(frame, pos, op, ranker, out)
         else:
             raise ValueError(f"unknown op {name!r}")
         if op.get("soft") and len(pos) == 0 and len(before):
@@ -251,3 +283,18 @@ def execute(ops: list[dict], frame: pd.DataFrame, ranker: Ranker | None = None) 
         out.trace.append(f"{name}: {len(before)} -> {len(pos)} rows")
     out.rows = frame.iloc[pos]
     return out
+
+
+def _rank(frame: pd.DataFrame, pos: np.ndarray, op: dict, ranker: Ranker | None, out: Execution) -> np.ndarray:
+    if ranker is None:
+        raise ValueError("the plan ranks rows but no ranker was given")
+    ids = frame.index[pos].tolist()
+    extra = {}
+    if "prefer" in op:
+        match = frame[op["prefer"]["column"]].iloc[pos].to_numpy() == op["prefer"]["value"]
+        extra["prefer"] = [i for i, m in zip(ids, match) if m]
+    if op.get("margin") is not None:
+        extra["margin"] = op["margin"]
+    hits = ranker(op["query"], op["k"], ids, **extra) if len(pos) else []
+    out.scores = {i: s for i, s in hits}
+    return frame.index.get_indexer([i for i, _ in hits])

@@ -254,6 +254,8 @@ def _print_result(result: TemporalResult, as_json: bool) -> None:
     print(f"question: {result.question}")
     if result.rewrite:
         print(f"rewrite ({result.rewrite.method}): {'; '.join(result.rewrite.notes)}")
+    if result.plan.reading:
+        print("read as: " + "; ".join(f"{k} {v}" for k, v in result.plan.reading.items()))
     print("plan:")
     for op in result.plan.ops:
         print(f"  {json.dumps(op, default=str)}")

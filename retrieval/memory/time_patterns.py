@@ -31,15 +31,25 @@ TO = r"(?:and|to|through|thru|until|till|-|–)"
 RESP = r"(?:responses?|messages?|utterances?)"
 RESP_NUM = r"(?:#\s*|number\s+|no\.?\s*)?(\d+)"
 PREP = r"(?:since|before|after|until|till|by)"
+# A session named by its date, before the date: "the session on", "our chat of", "the one on" (optional).
+DATED_SESSION = (rf"(?:(?:(?:the|our)\s+(?:1|ones?|{SESS})|we\s+(?:talked|spoke|met|chatted))\s+(?:on|of|from)\s+)?")
+WEEKDAY = "(?:{})".format("|".join(WEEKDAYS))
+PART = r"(morning|afternoon|evening|night)"
 # "may" and "march" are words too: as bare months they need a preposition before them or a year after.
 BARE_MONTH = (rf"(?:(?:(?P<inprep>in|during|of|for|over|since|before|after|until|by|from)\s+(?:the\s+month\s+of\s+)?)"
               rf"(?P<m1>{MON})(?:,?\s+(?P<y1>{YR}))?|(?P<m2>{MON})\s+(?P<y2>{YR})"
               rf"|(?P<m3>(?!may\b|march\b|mar\b){MON})\b)")
-# Words that say a phrase is about time: one that no rule resolves is reported, not dropped.
+# Words that say a phrase is about time: one that no rule resolves is reported, not dropped. A bare unit noun
+# ("how many sessions", "what day") is a time reference only after a quantity ("a few weeks", "those days").
 _CUE_MONTHS = "|".join(m for m in MONTHS if len(m) > 3 and m not in ("may", "march"))
 CUES = re.compile(r"\b(?:\d+\s+\w+\s+ago|ago|yesterday|tomorrow|tonight|weekends?|mornings?|afternoons?|"
-                  r"evenings?|weeks?|months?|years?|days?|sessions?|recently|lately|earlier|next|"
+                  r"evenings?|(?:(?:a\s+)?(?:few|couple(?:\s+of)?|several|some|those|these|\d+)\s+(?:\w+\s+)?)"
+                  r"(?:weeks?|months?|years?|days?|sessions?)|recently|lately|earlier|next|"
                   rf"{'|'.join(WEEKDAYS)}|{_CUE_MONTHS})\b")
+
+# Cue words that name no period of their own ("what had she recently taken up"): beside a time the question does
+# read, they belong to what it asks about, not to when.
+VAGUE_CUES = frozenset({"recently", "lately", "earlier", "next", "ago"})
 
 FULL_MONTHS = [max((m for m in MONTHS if MONTHS[m] == n), key=len) for n in range(1, 13)]
 # A word beside a day number ("Janurary 17th", "the 3rd of Febuary"), to check for a misspelt month.

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from retrieval.memory import time_compose, time_holidays  # noqa: F401  (they register their rules)
+from retrieval.memory.time_anchors import COMBINATORS
 from retrieval.memory.time_calendar import Calendar
 from retrieval.memory.time_patterns import CUES, normalise
 from retrieval.memory.time_rules import RULES, TimeExpression
@@ -34,8 +36,9 @@ __all__ = ["TimeExpression", "TimeResolver", "normalise"]
 
 
 class TimeResolver:
-    """Finds and resolves the time expressions of a text against ``now`` (tz-aware); the rules are
-    :mod:`retrieval.memory.time_rules`, tried in order."""
+    """Finds and resolves the time expressions of a text against ``now`` (tz-aware): first the combinators of
+    :mod:`retrieval.memory.time_anchors` (an expression relative to an anchor expression), then the rules
+    (:mod:`retrieval.memory.time_rules` and the modules that register with it), tried in order."""
 
     def __init__(self, now: datetime, rules: list | None = None):
         if now.tzinfo is None:
@@ -44,10 +47,7 @@ class TimeResolver:
         self.calendar = Calendar(now)
         self.rules = RULES if rules is None else rules  # an utterance's event time: retrieval.memory.event_time
 
-    def resolve(self, text: str) -> list[TimeExpression]:
-        """Every time expression in ``text``, in order; unresolvable temporal phrases have ``unresolved`` set."""
-        norm = normalise(text)
-        taken = [False] * len(norm)
+    def _rules(self, norm: str, taken: list[bool]) -> list[TimeExpression]:
         found: list[TimeExpression] = []
         for pattern, handler in self.rules:
             for m in pattern.finditer(norm):
@@ -60,6 +60,35 @@ class TimeResolver:
                 expr.text, expr.span = norm[s:e].strip(), (s, e)
                 found.append(expr)
                 taken[s:e] = [True] * (e - s)
+        return found
+
+    def _anchored(self, norm: str, taken: list[bool]) -> list[TimeExpression]:
+        """Combinator readings: a prefix, and the expression the rules read right after it as its anchor."""
+        found = []
+        for pattern, combine in COMBINATORS:
+            for m in pattern.finditer(norm):
+                if any(taken[m.start():m.end()]):
+                    continue
+                rest = norm[m.end():]
+                at_start = [x for x in self._rules(rest, [False] * len(rest)) if x.span[0] == 0]
+                anchor = max(at_start, key=lambda x: x.span[1], default=None)
+                if anchor is None or anchor.unresolved:
+                    continue
+                expr = combine(self.calendar, m, anchor)
+                if expr is None:
+                    continue
+                s, e = m.start(), m.end() + anchor.span[1]
+                expr.text, expr.span = norm[s:e].strip(), (s, e)
+                found.append(expr)
+                taken[s:e] = [True] * (e - s)
+        return found
+
+    def resolve(self, text: str) -> list[TimeExpression]:
+        """Every time expression in ``text``, in order; unresolvable temporal phrases have ``unresolved`` set."""
+        norm = normalise(text)
+        taken = [False] * len(norm)
+        found = self._anchored(norm, taken)
+        found += self._rules(norm, taken)
         for m in CUES.finditer(norm):
             if not any(taken[m.start():m.end()]):
                 found.append(TimeExpression(m.group(0), m.span(), "unresolved",

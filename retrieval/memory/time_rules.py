@@ -17,6 +17,7 @@ from retrieval.memory.time_calendar import OPEN_START, Calendar, add_months
 from retrieval.memory.time_patterns import (
     BARE_MONTH,
     DATE,
+    DATED_SESSION,
     MON_Y,
     MONTHS,
     NUM,
@@ -39,10 +40,14 @@ class TimeExpression:
     the end, inclusive; ``note``: how the phrase was read when that is not its plain reading (a range whose ends
     come in reverse order); ``session_ids``: (first, last) values of the session column, inclusive;
     ``response_ids``: the same for the response index ("in response number 26"); ``hours``:
-    a soft [lo, hi) hour range; ``before_latest_session``: drop the latest session (soft);
+    a soft [lo, hi) hour range (a part of the day); ``before_latest_session``: drop the latest session (soft);
     ``alternative_intervals``: a second reading, used when ``intervals`` select no rows; ``nearby_intervals``:
     for one named day, the days either side of it, the last reading when neither of the others selects rows
-    (a day misremembered by one: "on June 14th" of a conversation held on the 13th).
+    (a day misremembered by one: "on June 14th" of a conversation held on the 13th); ``anchor`` and
+    ``session_shift``: the sessions at positions (first, last) relative to the anchor's sessions ((-1, -1) the
+    one just before, (1, 2) the two after: "the session right before the one on May 8"); ``anaphor``: what an
+    unresolved "then" / "that week" / "the session after that" refers back to (read from earlier turns,
+    :func:`~retrieval.memory.query_rewrite.carry_time_reference`).
     """
 
     text: str
@@ -59,26 +64,40 @@ class TimeExpression:
     weekday: str | None = None
     unresolved: str | None = None
     note: str | None = None
+    anchor: TimeExpression | None = None
+    session_shift: tuple[int, int] | None = None
+    anaphor: str | None = None
 
     def to_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if v not in (None, False)}
+        d = {k: v for k, v in asdict(self).items() if v not in (None, False) and k != "anchor"}
         for key in ("intervals", "alternative_intervals", "nearby_intervals"):
             if d.get(key):
                 d[key] = [[a.isoformat(), b.isoformat()] for a, b in d[key]]
+        if self.anchor is not None:
+            d["anchor"] = self.anchor.to_dict()
         return d
 
 
 Handler = Callable[[Calendar, re.Match], TimeExpression | None]
 # (pattern, handler) in the order they are tried.
 RULES: list[tuple[re.Pattern[str], Handler]] = []
+_PRIORITIES: dict[int, list[int]] = {}  # id(registry) -> each registered rule's priority, beside it
 
 
-def rule(*patterns: str, registry: list | None = None) -> Callable[[Handler], Handler]:
-    """Registers the decorated handler for ``patterns``, to be tried after every rule registered before it (in
-    ``registry``, default :data:`RULES`; the utterance-side rules of :mod:`~retrieval.memory.time_rules_events` keep
-    their own, tried before these)."""
+def rule(*patterns: str, priority: int = 0, registry: list | None = None) -> Callable[[Handler], Handler]:
+    """Registers the decorated handler for ``patterns`` in ``registry`` (default :data:`RULES`; the utterance-side
+    rules of :mod:`~retrieval.memory.time_rules_events` keep their own, tried before these), to be tried after every
+    rule registered before it with the same or a higher ``priority`` (composite phrases,
+    :mod:`retrieval.memory.time_compose`, register with a higher one so that "Friday the 9th of June" is read whole
+    before "Friday" or "the 9th of June" alone)."""
+    target = RULES if registry is None else registry
+    priorities = _PRIORITIES.setdefault(id(target), [])
+
     def register(handler: Handler) -> Handler:
-        (RULES if registry is None else registry).extend((re.compile(p), handler) for p in patterns)
+        for p in patterns:
+            at = next((i for i, q in enumerate(priorities) if q < priority), len(target))
+            target.insert(at, (re.compile(p), handler))
+            priorities.insert(at, priority)
         return handler
     return register
 
@@ -131,7 +150,7 @@ def reversed_note(phrase: str, first: date, last: date) -> str:
     return f"{phrase.strip()!r} names its later end first: read as {first.isoformat()} to {last.isoformat()}"
 
 
-@rule(rf"\b(?:between|from|over)?\s*({DATE})\s+{TO}\s+({DATE})")
+@rule(rf"\b(?:between|from|over)?\s*{DATED_SESSION}({DATE})\s+(?:up\s+)?{TO}\s+{DATED_SESSION}({DATE})")
 def date_span(cal: Calendar, m: re.Match) -> TimeExpression:
     """Two dates: the days from the first to the second. A first date without a year is the latest one up to the
     second ("December 20th to January 3rd" crosses the year), unless the shorter reading is that the ends come in
@@ -141,7 +160,8 @@ def date_span(cal: Calendar, m: re.Match) -> TimeExpression:
     if first is None or last is None:
         return expr("date_span", unresolved=f"could not read the dates of {m.group(0).strip()!r}")
     same_year = cal.parse_date(m.group(1), not_after=date(last.year, 12, 31))
-    if first <= last and same_year is not None and last < same_year and same_year - last < last - first:
+    if (first <= last and same_year is not None and last < same_year <= cal.today
+            and same_year - last < last - first):  # the reversed reading, only for a day that has come
         first = same_year
     if first > last:
         return expr("date_span", intervals=cal.days(last, first), note=reversed_note(m.group(0), last, first))
@@ -165,7 +185,7 @@ def month_span(cal: Calendar, m: re.Match) -> TimeExpression:
     return expr("month_span", intervals=[(cal.day_start(date(y1, m1, 1)), cal.day_start(date(ny, nm, 1)))], note=note)
 
 
-@rule(rf"\b(?:(?P<prep>{PREP})\s+|on\s+)?(?P<d>{DATE})")
+@rule(rf"\b(?:(?P<prep>{PREP})\s+{DATED_SESSION}|on\s+)?(?P<d>{DATE})")
 def named_date(cal: Calendar, m: re.Match) -> TimeExpression:
     d = cal.parse_date(m.group("d"))
     if d is None:
@@ -220,12 +240,12 @@ def nth_to_last(cal: Calendar, m: re.Match) -> TimeExpression:
     return expr("relative_session", session_positions=(-n, -n))
 
 
-@rule(rf"\b(?:our\s+|the\s+|my\s+)?(?:last|latest|most\s+recent|previous|prior)\s+(?:{SESS}|time)\b")
+@rule(rf"\b(?:our\s+|the\s+|my\s+)?(?:very\s+)?(?:last|latest|final|most\s+recent|previous|prior)\s+(?:{SESS}|time)\b")
 def last_session(cal: Calendar, m: re.Match) -> TimeExpression:
     return expr("relative_session", session_positions=(-1, -1))
 
 
-@rule(rf"\b(?:our\s+|the\s+)?(\d+)(?:st|nd|rd|th)\s+{SESS}")
+@rule(rf"\b(?:our\s+|the\s+)?(?:very\s+)?(\d+)(?:st|nd|rd|th)\s+{SESS}")
 def nth_session(cal: Calendar, m: re.Match) -> TimeExpression:
     n = int(m.group(1))
     return expr("session", session_positions=(n, n))
