@@ -61,7 +61,8 @@ def test_lengths_and_vague_phrases():
 
 def test_no_expression_no_event_time_and_unresolved_kept():
     assert read_event_time("Hello there, how are you?", THU).time is None  # not its own timestamp
-    r = read_event_time("Have a nice day!", THU)
+    assert read_event_time("Have a nice day!", THU).unresolved == []  # a bare unit noun is not a time phrase
+    r = read_event_time("Mornings are hard for me", THU)
     assert r.time is None and r.unresolved and "unresolved" in r.note
     assert reading("Today I feel great after the race yesterday") == (date(2023, 5, 24), date(2023, 5, 25), "day")
 
@@ -82,7 +83,7 @@ def test_zone_and_aware_timestamps():
 def test_conversation_table_columns():
     utts = [Utterance(0, 1, "Ann", THU, "I went to a support group yesterday."),
             Utterance(1, 1, "Bob", THU.replace(second=1), "That's great!"),
-            Utterance(2, 1, "Ann", THU.replace(second=2), "Have a nice day."),
+            Utterance(2, 1, "Ann", THU.replace(second=2), "Mornings are hard."),
             Utterance(3, 1, "Bob", THU.replace(second=3), "I was there recently too.")]
     frame = utterance_frame(utts)
     assert set(EVENT_COLUMNS) <= set(frame.columns) and list(frame.columns) == list(COLUMNS)

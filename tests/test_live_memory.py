@@ -97,6 +97,28 @@ def test_add_ask_reopen(tmp_path, encoder, tiny_backbone):
         TemporalMemory.open(tmp_path / "nothing")
 
 
+def test_event_times_survive_reopen(tmp_path, encoder, tiny_backbone):
+    """The event-time columns (a tz-aware interval, a granularity, a (low, high, unit) length) are stored as they
+    are: a first turn without an event time does not turn the interval column into text, and when-answers after a
+    reopen (from the database, then from the snapshot) are the ones before it."""
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True, encoder_spec=tiny_backbone)
+    memory.add("Bob", "Hello there, how are you doing?", "2023-05-25T09:59:00+00:00")
+    memory.add("Ann", "I went to a support group yesterday.", "2023-05-25T10:00:00+00:00")
+    memory.add_many([{"speaker": "Ann", "text": "Got the tattoo a few years ago",
+                      "timestamp": "2023-05-25T10:02:00+00:00"}])
+    questions = ("When did Ann go to the support group?", "When did Ann get the tattoo?")
+    before = [memory.ask(q).answer.answer for q in questions]
+    assert before[0] == "24 May 2023"
+    memory.close()
+    for _ in range(2):
+        reopened = TemporalMemory.open(tmp_path / "m")
+        frame = reopened.table.frame
+        assert str(frame["event_start"].dtype).startswith("datetime64") and frame["event_start"].dt.tz is not None
+        assert frame.loc[2, "event_duration"] == (2, 5, "year") and frame.loc[0, "event_duration"] is None
+        assert [reopened.ask(q).answer.answer for q in questions] == before
+        reopened.close()
+
+
 def test_other_encoder_refused(tmp_path, encoder, tiny_backbone, tmp_path_factory):
     from conftest import tiny_backbone_folder
 

@@ -131,7 +131,8 @@ def event_columns(texts: Sequence[str], timestamps: Sequence[datetime]) -> dict[
         cols["event_note"].append(reading.note)
     tz = pd.Timestamp(timestamps[0]).tz if len(timestamps) else None
     for c in ("event_start", "event_end"):
-        cols[c] = list(pd.DatetimeIndex(pd.to_datetime(cols[c], utc=True)).tz_convert(tz))
+        # a tz-aware column even when every value is NaT, so a memory's store keeps it as timestamps
+        cols[c] = pd.DatetimeIndex(pd.to_datetime(cols[c], utc=True)).tz_convert(tz)
     return cols
 
 

@@ -26,6 +26,7 @@ BM25 loads its sealed segments and re-adds the rows after them (fewer than one s
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import re
 from collections.abc import Sequence
@@ -47,7 +48,7 @@ from retrieval.memory.conversation_table import (
     turn_texts,
     utterance_frame,
 )
-from retrieval.memory.store import DB_NAME, FORMAT, SQLiteStore
+from retrieval.memory.store import DB_NAME, FORMAT, SQLiteStore, from_json
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
 from retrieval.search.index_record import autocast_name, document_side
 from retrieval.search.sparse_segments import SegmentedBM25
@@ -304,7 +305,7 @@ class MemoryFolder:
         release the database."""
         for bm25 in self.table.sparse.values():
             bm25.seal()
-        write_snapshot(self.path, self.table.frame)
+        write_snapshot(self.path, self.table.frame, self.store.json_columns())
         self.store.close()
         if self.lock is not None:
             self.lock.close()  # releases the lock
@@ -334,12 +335,14 @@ def snapshots(path: Path) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
-def write_snapshot(path: Path, frame: pd.DataFrame) -> None:
+def write_snapshot(path: Path, frame: pd.DataFrame, json_columns: Sequence[str] = ()) -> None:
     """The whole frame as ``rows-<count>.parquet`` (a copy of the database's rows that loads in one read), then
     the older snapshots removed. The database stays the truth: a snapshot is only used while it agrees with it."""
     old = snapshots(path)
     if not len(frame) or old and old[0][0] == len(frame):
         return
+    frame = frame.assign(**{c: [None if v is None or v != v else json.dumps(v, default=str) for v in frame[c]]
+                            for c in json_columns})  # tuples and the like: parquet wants one type a column
     save_with(lambda partial: frame.to_parquet(partial), path / f"rows-{len(frame):010d}.parquet")
     for _, p in old:
         p.unlink(missing_ok=True)
@@ -365,6 +368,8 @@ def read_frame(path: Path, store: SQLiteStore, zone) -> pd.DataFrame:
             logger.warning("%s: does not agree with the database; reading the rows from it", snapshot)
             break
         frame["timestamp"] = frame["timestamp"].dt.tz_convert(zone)
+        for name in store.json_columns():
+            frame[name] = [from_json(v) for v in frame[name]]
         for name in frame.columns:  # Python strings, as the database gives: the plan's row takes are 4x faster
             if isinstance(frame[name].dtype, pd.StringDtype):  # than on the parquet's chunked arrow strings
                 frame[name] = frame[name].astype(object)

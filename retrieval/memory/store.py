@@ -78,10 +78,19 @@ SMALL_BATCH = 16  # fewer rows than this are converted row by row (a column's pa
 def _scalar(value, kind: str):
     """One value as :meth:`SQLiteStore._to_sql` stores its column."""
     if kind == "timestamp":
-        return (value - EPOCH) // pd.Timedelta(1, "us")
+        return None if pd.isna(value) else (value - EPOCH) // pd.Timedelta(1, "us")
     if kind == "json":
         return json.dumps(value, default=str)
     return value.item() if isinstance(value, np.generic) else value
+
+
+def from_json(text: str | None):
+    """A "json" column's stored text as its value: JSON arrays come back as tuples, as the conversation frame holds
+    them (``event_duration``), and a missing value (None, NaN) as None."""
+    value = json.loads(text) if isinstance(text, str) else text
+    if isinstance(value, float) and value != value:  # NaN, as pandas fills a missing value
+        return None
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _quote(name: str) -> str:
@@ -122,6 +131,10 @@ class SQLiteStore:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
 
     # ---- rows ---------------------------------------------------------------------------------------------
+    def json_columns(self) -> list[str]:
+        """The columns stored as JSON text (values that are neither numbers, timestamps nor strings)."""
+        return [n for n, k in (self.columns or []) if k == "json"]
+
     def count(self) -> int:
         if self.columns is None:
             return 0
@@ -161,7 +174,10 @@ class SQLiteStore:
     @staticmethod
     def _to_sql(series: pd.Series, kind: str) -> list:
         if kind == "timestamp":
-            return ((series.dt.tz_convert("UTC") - EPOCH) // pd.Timedelta(1, "us")).tolist()
+            micros = (series.dt.tz_convert("UTC") - EPOCH) // pd.Timedelta(1, "us")
+            if series.isna().any():  # NaT (an utterance without an event time) as NULL
+                return [None if pd.isna(v) else int(v) for v in micros]
+            return micros.tolist()
         if kind == "json":
             return [json.dumps(v, default=str) for v in series]
         return series.tolist()
@@ -180,14 +196,15 @@ class SQLiteStore:
     @staticmethod
     def _from_sql(values, kind: str, zone):
         if kind == "timestamp":
-            ts = pd.to_datetime(np.asarray(values, dtype=np.int64), unit="us", utc=True)
+            micros = pd.array(values, dtype="Int64") if None in values else np.asarray(values, dtype=np.int64)
+            ts = pd.to_datetime(micros, unit="us", utc=True)
             return ts.tz_convert(zone) if zone is not None else ts
         if kind == "int":
             return np.asarray(values, dtype=np.int64)
         if kind == "float":
             return np.asarray(values, dtype=np.float64)
         if kind == "json":
-            return [json.loads(v) for v in values]
+            return [from_json(v) for v in values]
         return pd.Series(values, dtype=object)  # strings as Python objects: several times faster to load than arrow
 
     def close(self) -> None:
