@@ -228,13 +228,16 @@ class TemporalMemory:
         if now < first:
             plan.notes.append(f"now ({now.isoformat()}) is before the log's first utterance ({first.isoformat()}): "
                               "nothing had been said yet, so no row can be returned")
-        kind = question_kind(asked)
-        if kind is not None:  # a question that asks when: the evidence ranked, the answer from its event time
-            plan.ops = when_ops(plan, normalise(asked), now)
-            plan.notes.append(f"asks when ({kind}): the evidence ranked by content (within the period it names, by "
-                              "event time or, without one, by when it was said), answered from the best row")
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
-        answer = answer_from_evidence(kind, execution.rows, now, self.evidence_rule, frame) if kind else None
+        kind = question_kind(asked)
+        answer = None
+        if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
+            evidence_ops = when_ops(plan, normalise(asked), now)  # the plan's (its cut, its period said in)
+            evidence = execute(evidence_ops, frame, ranker=self._rank).rows
+            answer = answer_from_evidence(kind, evidence, now, self.evidence_rule, frame)
+            plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
+                              "names, by event time or, without one, by when it was said): "
+                              + json.dumps(evidence_ops, default=str))
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,
