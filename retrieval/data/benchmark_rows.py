@@ -5,7 +5,8 @@
 :mod:`retrieval.data.hf_datasets` gives every function here its ``datasets`` features and turns its rows into a
 ``datasets.Dataset``; the columns are documented there. Each function takes the data root (the folder holding
 ``ottqa/``, ``zyphra_temporal/``, ``locomo/``, ``sqa/``) and, for a benchmark with splits, the split
-to keep (None: all), and yields its rows in the readers' order, so two exports of the same data are the same rows in the same order.
+to keep (None: all), and yields its rows in the readers' order, so two exports of the same data are the same
+rows in the same order.
 """
 
 from __future__ import annotations
