@@ -62,7 +62,7 @@ def test_cached_batched_scores_equal_one_pass_each(tiny_lm_dir):  # noqa: F811
     backend = load_backend(f"transformers:{tiny_lm_dir}")
     messages = [{"role": "user", "content": "Knowledge: Madrid is the capital of Spain. Query: which city?"}]
     answers = ["Madrid", "the capital of Spain", "Spain", "a much longer answer than the others here"]
-    scores = answer_log_probs(backend, messages, answers, batch_size=3)  # two batches, ragged lengths
+    scores = answer_log_probs(backend, messages, answers, batch_tokens=6)  # several packs, ragged lengths
     for answer, score in zip(answers, scores, strict=True):
         assert score.text == answer and score.tokens == len(backend.tokenizer.encode(answer,
                                                                                     add_special_tokens=False)) + 1

@@ -10,7 +10,10 @@ Fine state tracking is choosing the exact phrase from the ranked cells. A small 
 freely answers in sentences and strays from the knowledge; scoring each candidate span as the
 assistant's whole answer (``log P(span, end of turn | prompt)``, :mod:`retrieval.llm.likelihood`) keeps
 the answer a phrase of the knowledge and lets even SmolLM2-135M decide *which* phrase. ``scoring``:
-``total`` (the probability of the answer as a whole) or ``mean`` (per token, favouring longer spans).
+``total`` (the probability of the answer as a whole), ``mean`` (per token, favouring longer spans) or
+``pmi``: the total less the span's log-probability under a *baseline* prompt (the same messages without
+the query), so a span counts for what the query adds to it, not for being short or common (a small model
+otherwise prefers "1" and "2"; Holtzman et al., 2021, "Surface Form Competition", domain-conditional PMI).
 
 Three fine stages share the same top cells (``FINE_STAGES``): ``free`` (the LLM writes the answer, the
 paper's setting, for large models), ``spans`` (this module) and ``extractive`` (no LLM: the top cell's
@@ -30,7 +33,7 @@ from retrieval.llm.base import Chat
 from retrieval.llm.likelihood import AnswerScore, LikelihoodUnsupported, answer_log_probs
 
 FINE_STAGES = ("free", "spans", "extractive")
-SCORINGS = ("total", "mean")
+SCORINGS = ("total", "mean", "pmi")
 DEFAULT_PASSAGE_WORDS = 80  # of each cell's linked pages, in the knowledge and as span source (chosen on train)
 
 
@@ -80,21 +83,28 @@ def cell_spans(cells: Sequence[SpanCell], **kwargs) -> list[Span]:
 
 
 def choose_span(backend, messages: Chat, spans: Sequence[Span], *, scoring: str = "total",
-                batch_size: int = 32) -> SpanChoice:
+                baseline: Chat | None = None, batch_tokens: int = 256) -> SpanChoice:
     """The span the model finds likeliest as the whole answer to ``messages``; ties go to the higher-ranked cell.
 
-    Without spans the choice is None; a backend that cannot score falls back to the first (top cell's) span.
+    ``scoring="pmi"`` needs ``baseline``, the messages without the query (see the module docstring); its
+    scores' ``total`` is then the difference. Without spans the choice is None; a backend that cannot score
+    falls back to the first (top cell's) span.
     """
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {SCORINGS}, got {scoring!r}")
+    if scoring == "pmi" and baseline is None:
+        raise ValueError("scoring='pmi' needs the baseline messages (the prompt without the query)")
     if not spans:
         return SpanChoice(None, ok=True)
+    texts = [s.text for s in spans]
     try:
-        scored = answer_log_probs(backend, messages, [s.text for s in spans], batch_size=batch_size)
+        scored = answer_log_probs(backend, messages, texts, batch_tokens=batch_tokens)
+        if scoring == "pmi":
+            prior = answer_log_probs(backend, baseline, texts, batch_tokens=batch_tokens)
+            scored = [AnswerScore(a.text, a.total - p.total, a.tokens) for a, p in zip(scored, prior, strict=True)]
     except LikelihoodUnsupported as exc:
         return SpanChoice(spans[0], ok=False, error=str(exc))
-    key = (lambda a: a.total) if scoring == "total" else (lambda a: a.mean)
-    order = sorted(range(len(spans)), key=lambda i: (-key(scored[i]), spans[i].rank, i))
+    order = sorted(range(len(spans)), key=lambda i: (-_score(scored[i], scoring), spans[i].rank, i))
     return SpanChoice(spans[order[0]], [(spans[i], scored[i]) for i in order])
 
 
@@ -116,22 +126,23 @@ def choose_cells(choice: SpanChoice, cells: Sequence[SpanCell], *, margin: float
 
 
 def _score(a: AnswerScore, scoring: str) -> float:
-    return a.total if scoring == "total" else a.mean
+    return a.mean if scoring == "mean" else a.total
 
 
 def select_examples(turns: Iterable[tuple[Sequence[str], str, str, Sequence[Span]]], *,
-                    kinds: Sequence[str] = ("cell", "entity", "number"), max_words: int = 60
+                    kinds: Sequence[str] = ("cell", "entity", "number"), max_words: int = 60, per_kind: int = 1
                     ) -> list[tuple[list[str], str, str]]:
-    """Few-shot examples by a stated rule: for each of ``kinds`` in turn, the first training turn (in the order
-    given) whose reference answer is one of its candidate spans, of that kind, with knowledge of at most
-    ``max_words`` words. ``turns``: ``(knowledge, query, answer, spans)``; returns ``(knowledge, query, answer)``."""
-    picked: dict[str, tuple[list[str], str, str]] = {}
+    """Few-shot examples by a stated rule: for each of ``kinds`` in turn, the first ``per_kind`` training turns (in
+    the order given) whose reference answer is one of their candidate spans, of that kind, with knowledge of at
+    most ``max_words`` words. ``turns``: ``(knowledge, query, answer, spans)``; returns ``(knowledge, query,
+    answer)``, kind by kind."""
+    picked: dict[str, list[tuple[list[str], str, str]]] = {k: [] for k in kinds}
     for knowledge, query, answer, spans in turns:
-        if len(picked) == len(kinds):
+        if all(len(v) >= per_kind for v in picked.values()):
             break
         if sum(len(k.split()) for k in knowledge) > max_words:
             continue
         match = next((s for s in spans if normalise(s.text) == normalise(answer)), None)
-        if match is not None and match.kind in kinds and match.kind not in picked:
-            picked[match.kind] = (list(knowledge), query, match.text)
-    return [picked[k] for k in kinds if k in picked]
+        if match is not None and match.kind in picked and len(picked[match.kind]) < per_kind:
+            picked[match.kind].append((list(knowledge), query, match.text))
+    return [example for k in kinds for example in picked[k]]

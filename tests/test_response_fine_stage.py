@@ -1,0 +1,100 @@
+"""The fine-stage switch of eval.response: spans through the OTT-QA grid, and the SQA path (answer accuracy)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ctbls_fixtures import FakeLLM, write_checkpoints, write_tiny_ottqa
+from sqa_fixtures import sqa_folder
+from test_llm import tiny_lm_dir  # noqa: F401  (the tiny random Llama fixture)
+
+from eval import response
+from eval.fine_stage import SpanStage, exact_match
+from eval.response_sqa import accuracy, answer_key, cells_named
+from retrieval.ctbls.spans import normalise
+from retrieval.ctbls.state_tracker import CellStateTracker
+from retrieval.ctbls.table_retriever import DenseTableRetriever
+from retrieval.data.ottqa import load_passages, load_questions, load_tables
+from retrieval.data.ottqa_conversations import build_conversations
+from retrieval.data.types import Cell, Table
+from retrieval.llm import load_backend
+
+
+def test_answer_accuracy_all_seq_and_by_position():
+    gold = [["The Dome", "Stadium"], ["Boston"], ["1990"], ["x"]]
+    predicted = [["stadium", "the dome"], ["Atlanta"], ["1990."], ["x"]]
+    result = accuracy(predicted, gold, ["a", "a", "b", "b"], [0, 1, 0, 3])
+    assert result["ALL"] == 75.0 and result["SEQ"] == 50.0  # sequence a has a wrong turn
+    assert result["position 0"] == 100.0 and result["position 1"] == 0.0 and result["position 3+"] == 100.0
+    assert result["n position 2"] == 0
+    assert answer_key(["Café “Noir”", "A.B."]) == answer_key(["cafe noir", "a.b"])
+    assert exact_match(["Madrid ", "x"], ["madrid", "y"]) == 0.5
+
+
+def test_free_answers_map_back_to_the_cells_they_name():
+    table = Table("t", "", ["City", "Year"], [[Cell("Atlanta"), Cell("1990")], [Cell("New York"), Cell("1991")]])
+    cells = [(0, 0), (1, 0), (0, 1)]
+    assert cells_named("The concerts were in Atlanta and New York.", table, cells) == [(0, 0), (1, 0)]
+    assert cells_named("In 19901 nothing", table, cells) == []  # whole words only
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_backbone, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fine_stage")
+    data = write_tiny_ottqa(root / "ottqa")
+    dtr, tracker = write_checkpoints(tiny_backbone, root)
+    tables = load_tables(data / "tables.jsonl")
+    return {"root": root, "data": data, "dtr": dtr, "tracker": tracker, "tables": tables,
+            "passages": load_passages(data / "passages_dev.jsonl"),
+            "conversations": build_conversations(load_questions(data / "questions_dev.json"), tables, "test")}
+
+
+def test_spans_answers_are_phrases_of_the_top_cells(tiny, tiny_lm_dir):  # noqa: F811
+    llm = load_backend(f"transformers:{tiny_lm_dir}")
+    stage = SpanStage(k=2, shots=0)
+    results, records = response.evaluate(
+        tiny["conversations"], tiny["tables"], tiny["passages"], DenseTableRetriever.from_pretrained(tiny["dtr"]),
+        CellStateTracker.from_pretrained(tiny["tracker"]), llm, fine_stages=["spans", "extractive"],
+        table_settings=["gold"], span_stage=stage)
+    assert set(results) == {"spans/gold", "extractive/gold", "failures", "_data"}
+    assert results["spans/gold"]["failed"] == 0 and results["spans/gold"]["n"] == 6
+    assert 0.0 <= results["spans/gold"]["exact"] <= 1.0 and results["_data"]["span_stage"]["k"] == 2
+    for record in records:
+        top = [tiny["tables"][uid].cell(r, c) for (uid, r, c), _ in record["cells"]["gold"][:2]]
+        knowledge = " ".join(normalise(cell.text) + " " + " ".join(normalise(tiny["passages"].get(link, ""))
+                                                                   for link in cell.links) for cell in top)
+        assert normalise(record["answers"]["spans/gold"]) in knowledge
+
+
+def test_spans_without_a_local_model_fall_back_to_the_top_span_and_say_so(tiny):
+    results, _ = response.evaluate(
+        tiny["conversations"], tiny["tables"], tiny["passages"], DenseTableRetriever.from_pretrained(tiny["dtr"]),
+        CellStateTracker.from_pretrained(tiny["tracker"]), FakeLLM(), fine_stages=["spans"], table_settings=["gold"],
+        span_stage=SpanStage(shots=0))
+    assert results["spans/gold"]["failed"] == 6
+    assert "local transformers model" in results["failures"][0]["error"]
+
+
+def test_sqa_command_scores_every_fine_stage(tiny, tiny_lm_dir, tmp_path, monkeypatch, capsys):  # noqa: F811
+    folder = sqa_folder(tmp_path / "sqa")
+    monkeypatch.setattr("retrieval.llm.load_backend", lambda spec, cache=None: load_backend(f"transformers:{tiny_lm_dir}"))
+    out, preds = tmp_path / "sqa.json", tmp_path / "sqa.jsonl"
+    results = response.main(["--dataset", "sqa", "--sqa-dir", str(folder), "--tracker", str(tiny["tracker"]),
+                             "--split", "validation", "--cache", "", "--cache-dir", "", "--span-k", "3",
+                             "--span-shots", "1", "--span-margin", "0.5", "--max-new-tokens", "4",
+                             "--output", str(out), "--predictions", str(preds)])
+    assert json.loads(out.read_text())["_data"]["turns"] == 4 == results["_data"]["turns"]
+    for name in ("extractive", "free", "spans"):
+        assert 0.0 <= results[name]["ALL"] <= 100.0 and results[name]["n position 0"] == 2
+    assert "rouge1_p" in results["spans"] and "rouge1_p" in results["free"] and "rouge1_p" not in results["extractive"]
+    assert results["_data"]["few_shot_examples"][0][2] == "Boston"  # the train table's single-cell answer
+    record = json.loads(preds.read_text().splitlines()[0])
+    assert set(record["predicted"]) == {"extractive", "free", "spans"} and len(record["ranked"]) == 3
+    assert "theirs: DynSP" in capsys.readouterr().out
+
+
+def test_sqa_refuses_a_withheld_split(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        response.main(["--dataset", "sqa", "--tracker", "t", "--split", "test"])
+    assert "SQA's test set is withheld" in capsys.readouterr().err
