@@ -98,3 +98,28 @@ def test_sqa_refuses_a_withheld_split(tmp_path, capsys):
     with pytest.raises(SystemExit):
         response.main(["--dataset", "sqa", "--tracker", "t", "--split", "test"])
     assert "SQA's test set is withheld" in capsys.readouterr().err
+
+
+def _pipe(tiny, llm, **kw):
+    from retrieval.ctbls.pipeline import CTBLSPipeline
+
+    return CTBLSPipeline.from_pretrained(tiny["dtr"], tiny["tracker"], llm=llm, tables=tiny["data"] / "tables.jsonl",
+                                         passages=tiny["data"] / "passages_dev.jsonl", cache_dir=tiny["root"] / "c",
+                                         **kw)
+
+
+def test_pipeline_fine_stage_switch(tiny, tiny_lm_dir):  # noqa: F811
+    query = "Which river flows through Egypt?"
+    spans = _pipe(tiny, load_backend(f"transformers:{tiny_lm_dir}"), k=2, fine_stage="spans",
+                  span_examples=[(["City : Cairo"], "Which city?", "Cairo")])
+    a = spans.answer([], query)
+    assert a.llm_ok and a.answer and a.prompt[2] == {"role": "assistant", "content": "Cairo"}  # the few-shot reply
+    knowledge = normalise(a.prompt[-1]["content"])
+    assert normalise(a.answer) in knowledge and f"query: {normalise(query)}" in knowledge
+    fallback = _pipe(tiny, FakeLLM(), fine_stage="spans").answer([], query)
+    assert not fallback.llm_ok and fallback.answer == fallback.extractive and "local transformers" in fallback.error
+    llm = FakeLLM()
+    extractive = _pipe(tiny, llm, fine_stage="extractive").answer([], query)
+    assert extractive.answer == extractive.extractive and not llm.calls and extractive.prompt == []
+    with pytest.raises(ValueError, match="fine_stage"):
+        _pipe(tiny, llm, fine_stage="nope")
