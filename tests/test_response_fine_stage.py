@@ -78,7 +78,8 @@ def test_spans_without_a_local_model_fall_back_to_the_top_span_and_say_so(tiny):
 
 def test_sqa_command_scores_every_fine_stage(tiny, tiny_lm_dir, tmp_path, monkeypatch, capsys):  # noqa: F811
     folder = sqa_folder(tmp_path / "sqa")
-    monkeypatch.setattr("retrieval.llm.load_backend", lambda spec, cache=None: load_backend(f"transformers:{tiny_lm_dir}"))
+    tiny_llm = load_backend(f"transformers:{tiny_lm_dir}")
+    monkeypatch.setattr("retrieval.llm.load_backend", lambda spec, cache=None: tiny_llm)
     out, preds = tmp_path / "sqa.json", tmp_path / "sqa.jsonl"
     results = response.main(["--dataset", "sqa", "--sqa-dir", str(folder), "--tracker", str(tiny["tracker"]),
                              "--split", "validation", "--cache", "", "--cache-dir", "", "--span-k", "3",
