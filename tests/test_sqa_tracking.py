@@ -1,0 +1,92 @@
+"""SQA through the same tracker machinery: training with history and several positives, evaluation by position."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from accelerate.state import AcceleratorState
+from sqa_fixtures import sqa_folder
+
+from eval import state_tracking
+from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
+from retrieval.data.conversation_sets import load_conversation_set
+from train import state_tracker as train_st
+
+
+@pytest.fixture(scope="module")
+def sqa_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    sqa_folder(root / "sqa")
+    return root
+
+
+def _train(tiny_backbone, root, out, *extra) -> dict:
+    AcceleratorState._reset_state(True)
+    return train_st.main(["--dataset", "sqa", "--data-dir", str(root), "--output-dir", str(out),
+                          "--model-name-or-path", tiny_backbone, "--per-device-train-batch-size", "2",
+                          "--max-train-steps", "2", "--learning-rate", "1e-3", "--num-warmup-steps", "1",
+                          "--max-document-length", "32", "--max-query-length", "48", "--cache-dir", "none",
+                          "--no-use-passages", "--row-context", "row", "--hard-negatives", "1",
+                          "--row-col-negatives", "1", "--random-negatives", "0", *extra])
+
+
+@pytest.fixture(scope="module")
+def trackers(tiny_backbone, sqa_root, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    _train(tiny_backbone, sqa_root, out / "history", "--positives-per-turn", "2")
+    _train(tiny_backbone, sqa_root, out / "nohistory", "--history-turns", "0")
+    return out
+
+
+def test_sqa_training_makes_an_example_per_positive(trackers):
+    with_history = json.loads((trackers / "history" / "training_data.json").read_text())
+    # the train table's 4 turns: answer sets of 3, 2, 1 (one more cell outside the table) and 1 cells
+    assert with_history["examples"] == 2 + 2 + 1 + 1
+    assert json.loads((trackers / "nohistory" / "training_data.json").read_text())["examples"] == 4
+    assert CellStateTracker.from_pretrained(trackers / "nohistory").settings.history_turns == 0
+    card = (trackers / "history" / "README.md").read_text()
+    assert "SQA" in card and "OTT-QA" not in card
+    results = json.loads((trackers / "history" / "all_results.json").read_text())
+    assert results["epochs"][-1]["n"] == 4  # validation: the dev table's 4 turns
+
+
+def test_history_anchor_holds_earlier_questions_and_answers(tiny_backbone, sqa_root):
+    data = load_conversation_set("sqa", "train", sqa_root)
+    previous, turn = dialogue_turns(data.conversations[0])[1]
+    assert previous == [("what are the venues?", 'The Dome, "Garden" Arena, Stadium')]
+    assert turn.query == "which of those were in atlanta?"
+
+
+def test_sqa_evaluation_rows_by_position(tiny_backbone, sqa_root, trackers, tmp_path):
+    results = state_tracking.main([
+        "--dataset", "sqa", "--data-dir", str(sqa_root), "--tracker", str(trackers / "history"),
+        "--tracker-without-history", str(trackers / "nohistory"), "--baseline", tiny_backbone, "--cache-dir", "",
+        "--output", str(tmp_path / "eval.json")])
+    rows = results["gold_table"]
+    assert {"bm25", "bm25 (query only)", "untuned", "tracker (no history)", "tracker"} <= set(rows)
+    data = results["_data"]
+    assert data["dataset"] == "sqa" and data["split"] == "validation" and data["turns_scored"] == 4
+    for name in ("bm25", "tracker", "tracker (no history)"):
+        r = rows[name]
+        assert r["n"] == 4 and 0 <= r["recall@10"] <= 1 and r["top1"] <= r["top3"] <= r["top10"]
+        assert r["recall@10"] <= r["top10"]  # all of the answer set within 10 needs one of it within 10
+        assert sorted(r["by_turn"]) == ["turn1", "turn2", "turn3"] and r["by_turn"]["turn1"]["n"] == 2
+        assert r["from_turn2"]["n"] == 2
+    # a table of 9 cells: every answer cell is within the top 10 of any method
+    assert rows["bm25"]["recall@10"] == 1.0
+    assert data["settings_by_method"]["tracker (no history)"]["history_turns"] == 0
+
+
+def test_sqa_questions_file_and_split_are_checked(tiny_backbone, sqa_root, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        state_tracking.run_cli(lambda: state_tracking.main(
+            ["--dataset", "sqa", "--data-dir", str(sqa_root), "--split", "test", "--baseline", tiny_backbone]))
+    assert "sqa: no split 'test'; its splits are train, dev, validation" in capsys.readouterr().err
+    other = tmp_path / "mine.tsv"
+    other.write_text((sqa_root / "sqa" / "train.tsv").read_text().splitlines(keepends=True)[0])
+    with pytest.raises(SystemExit):
+        state_tracking.run_cli(lambda: state_tracking.main(
+            ["--dataset", "sqa", "--data-dir", str(sqa_root), "--questions", str(other), "--baseline",
+             tiny_backbone]))
+    assert "mine.tsv: no sequence over a table of split validation" in capsys.readouterr().err
