@@ -8,7 +8,7 @@ import pytest
 from accelerate.state import AcceleratorState
 from sqa_fixtures import sqa_folder
 
-from eval import state_tracking
+from eval import answer_accuracy, state_tracking
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.data.conversation_sets import load_conversation_set
 from train import state_tracker as train_st
@@ -90,3 +90,26 @@ def test_sqa_questions_file_and_split_are_checked(tiny_backbone, sqa_root, tmp_p
             ["--dataset", "sqa", "--data-dir", str(sqa_root), "--questions", str(other), "--baseline",
              tiny_backbone]))
     assert "mine.tsv: no sequence over a table of split validation" in capsys.readouterr().err
+
+
+def test_answer_accuracy_counts_questions_and_whole_sequences(sqa_root):
+    data = load_conversation_set("sqa", "validation", sqa_root)
+    gold = {t.turn_id: [(c.table_id, r, col) for r, col in t.targets] for c in data.conversations for t in c.turns}
+    scores = answer_accuracy.accuracy(data, gold)
+    # the gold cells are right except the turn whose answer names a cell outside the table ('x')
+    assert scores["all"] == 3 / 4 and scores["seq"] == 1 / 2 and scores["turn3"] == 0.0 and scores["turn1"] == 1.0
+    wrong_first = {**gold, "nt-2_0_0": gold["nt-2_0_0"][:1]}
+    assert answer_accuracy.accuracy(data, wrong_first)["turn1"] == 1 / 2
+
+
+def test_answer_accuracy_command(tiny_backbone, sqa_root, trackers, tmp_path):
+    results = answer_accuracy.main(["--tracker", str(trackers / "history"), "--data-dir", str(sqa_root),
+                                    "--cache-dir", "", "--output", str(tmp_path / "answers.json")])
+    rows = results["answer_accuracy"]
+    assert set(rows) >= {"extractive, predicted history", "extractive, gold history"} | set(answer_accuracy.PUBLISHED)
+    for name in ("extractive, predicted history", "extractive, gold history"):
+        assert rows[name]["n"] == 4 and rows[name]["sequences"] == 2 and rows[name]["seq"] <= rows[name]["all"]
+    rule = results["_rule"]
+    assert rule["chosen_on"] == "dev" and rule["grid_all"][rule["name"]] == max(rule["grid_all"].values())
+    with pytest.raises(SystemExit):
+        answer_accuracy.main(["--tracker", str(trackers / "history"), "--split", "dev"])
