@@ -89,6 +89,16 @@ def choose_rule(tracker: CellStateTracker, dev: ConversationSet, batch_size: int
     return best, scores
 
 
+def show_sequence(data: ConversationSet, conv: Conversation, answers: Answers) -> None:
+    """One sequence turn by turn: the question, the cells chosen (from the predicted history), the gold answer."""
+    table = data.tables[conv.table_id]
+    print(f"\n--- sequence {conv.conv_id}, table {table.uid} ({table.title}; columns: {' | '.join(table.header)})")
+    for turn in conv.turns:
+        said = cell_texts(data, answers[turn.turn_id])
+        mark = "right" if same_answer(said, data.answer_texts[turn.turn_id]) else "wrong"
+        print(f"Q: {turn.query}\n   answer ({mark}): {said}\n   gold: {data.answer_texts[turn.turn_id]}")
+
+
 @dataclass
 class AnswerAccuracyArguments:
     """SQA answer accuracy of the tracker's ranking with an extractive cell selector."""
@@ -100,6 +110,7 @@ class AnswerAccuracyArguments:
     split: str = option(report_split("sqa"), "the split reported", choices=("train", "dev", "validation", "all"))
     batch_size: int = option(64, "encoder batch size")
     cache_dir: str = option(help="cell embedding cache ('' to disable)", default_factory=default_cache_dir)
+    show_sequences: int = option(0, "print the first N sequences of the split answered turn by turn")
     output: str | None = option(None, "JSON file for the results")
 
     def __post_init__(self) -> None:
@@ -122,8 +133,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     rule, grid = choose_rule(tracker, load(a.choose_on), a.batch_size)
     data = load(None if a.split == "all" else a.split)
-    rows = {f"extractive, {h} history": accuracy(data, rank_turns(tracker, data, [rule], h, a.batch_size)[rule])
-            for h in ("predicted", "gold")}
+    answers = {h: rank_turns(tracker, data, [rule], h, a.batch_size)[rule] for h in ("predicted", "gold")}
+    rows = {f"extractive, {h} history": accuracy(data, said) for h, said in answers.items()}
+    for conv in data.conversations[: a.show_sequences]:
+        show_sequence(data, conv, answers["predicted"])
     results = {"answer_accuracy": {**rows, **PUBLISHED}, "_rule": {"chosen": asdict(rule), "name": rule.name,
                                                                    "chosen_on": a.choose_on, "grid_all": grid},
                "_data": {"split": a.split, "tracker": a.tracker, "questions": rows[next(iter(rows))]["n"],

@@ -102,9 +102,13 @@ def test_answer_accuracy_counts_questions_and_whole_sequences(sqa_root):
     assert answer_accuracy.accuracy(data, wrong_first)["turn1"] == 1 / 2
 
 
-def test_answer_accuracy_command(tiny_backbone, sqa_root, trackers, tmp_path):
+def test_answer_accuracy_command(tiny_backbone, sqa_root, trackers, tmp_path, capsys):
     results = answer_accuracy.main(["--tracker", str(trackers / "history"), "--data-dir", str(sqa_root),
-                                    "--cache-dir", "", "--output", str(tmp_path / "answers.json")])
+                                    "--cache-dir", "", "--show-sequences", "1",
+                                    "--output", str(tmp_path / "answers.json")])
+    shown = capsys.readouterr().out
+    assert "--- sequence nt-2_0" in shown and "Q: which of those were in atlanta?" in shown
+    assert "gold: ['The Dome', 'Stadium']" in shown and "DynSP (published, SQA test)" in shown
     rows = results["answer_accuracy"]
     assert set(rows) >= {"extractive, predicted history", "extractive, gold history"} | set(answer_accuracy.PUBLISHED)
     for name in ("extractive, predicted history", "extractive, gold history"):
