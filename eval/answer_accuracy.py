@@ -2,6 +2,7 @@
 
     python -m eval.answer_accuracy --tracker runs/state_tracker_sqa --output runs/state_tracker_sqa/answers.json
     python -m eval.answer_accuracy --tracker runs/state_tracker_sqa --questions FILE.tsv --split all
+    python -m eval.answer_accuracy --tracker runs/state_tracker_sqa --llm smollm2 --llm-sequences 30
 
 The rule (retrieval/ctbls/cell_selector.py: the top cell's column within a margin of its score) is chosen on the
 ``--choose-on`` split (SQA dev tables) by answer accuracy over all questions, then reported on ``--split``
@@ -11,14 +12,18 @@ questions are. Reported: ALL (questions), SEQ (sequences) and by position, with 
 ``predicted`` (the earlier questions with the answers this system gave: what a deployed system has, and the
 headline) and ``gold`` (with the reference answers, as eval.state_tracking ranks). Beside them, the published
 figures of DynSP and TaPas on SQA's official test set (SOURCE.md), labelled as theirs: a different set of tables.
+With ``--llm``, the LLM given the top cells answers the first ``--llm-sequences`` sequences (eval/answer_llm.py:
+its answer mapped back to the cells it names), scored beside the extractive selector on the same sequences, with
+the ROUGE of its answer texts.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
+from eval.answer_llm import llm_answers
 from eval.report import METRICS, print_table, run_cli, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.answer_sets import same_answer
@@ -27,6 +32,7 @@ from retrieval.ctbls.state_tracker import CellStateTracker
 from retrieval.data.conversation_sets import ConversationSet, load_conversation_set, report_split, selection_split
 from retrieval.data.paths import DATA_DIR, default_cache_dir
 from retrieval.data.types import Conversation
+from retrieval.llm import llm_spec, load_backend
 
 PUBLISHED = {  # SQA's official (withheld) test set, as published: not our tables
     "DynSP (published, SQA test)": {"all": 0.447, "seq": 0.128, "turn1": 0.704, "turn2": 0.411, "turn3": 0.236},
@@ -111,6 +117,11 @@ class AnswerAccuracyArguments:
     batch_size: int = option(64, "encoder batch size")
     cache_dir: str = option(help="cell embedding cache ('' to disable)", default_factory=default_cache_dir)
     show_sequences: int = option(0, "print the first N sequences of the split answered turn by turn")
+    llm: str | dict = option("none", "also the LLM fine stage: 'smollm2', 'openai:MODEL', a JSON mapping, or none")
+    llm_sequences: int = option(30, "the LLM answers the first N sequences of the split (CPU time)")
+    llm_top_k: int = option(3, "top cells the LLM is shown")
+    cache: str = option(help="sqlite generation cache ('' for none)",
+        default_factory=lambda: default_cache_dir("generations.sqlite"))
     output: str | None = option(None, "JSON file for the results")
 
     def __post_init__(self) -> None:
@@ -122,6 +133,23 @@ def _indexed(tracker: CellStateTracker, data: ConversationSet, a: AnswerAccuracy
     tracker.index_tables(data.tables.values(), batch_size=a.batch_size, cache_dir=a.cache_dir or None,
                          show_progress_bar=True)
     return data
+
+
+def _llm_rows(a: AnswerAccuracyArguments, tracker: CellStateTracker, data: ConversationSet, extractive: Answers,
+              rows: dict) -> dict:
+    """The LLM's answers on the first ``llm_sequences`` sequences, beside the extractive selector's on the same
+    ones (both with the gold history); adds their rows to ``rows`` and returns the LLM's summary (ROUGE, ...)."""
+    part = replace(data, conversations=data.conversations[: a.llm_sequences])
+    llm = load_backend(a.llm, cache=a.cache or None)
+    said, summary = llm_answers(tracker, part, llm, a.llm_top_k, batch_size=a.batch_size)
+    n = len(part.conversations)
+    rows[f"extractive, gold history, first {n} sequences"] = accuracy(part, extractive)
+    rows[f"LLM ({summary_name(llm)}) given the top {a.llm_top_k} cells, first {n} sequences"] = accuracy(part, said)
+    return {**summary, "sequences": n, "llm": summary_name(llm)}
+
+
+def summary_name(llm: object) -> str:
+    return str(getattr(llm, "name", None) or type(llm).__name__)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -137,10 +165,12 @@ def main(argv: list[str] | None = None) -> dict:
     rows = {f"extractive, {h} history": accuracy(data, said) for h, said in answers.items()}
     for conv in data.conversations[: a.show_sequences]:
         show_sequence(data, conv, answers["predicted"])
+    llm_summary = _llm_rows(a, tracker, data, answers["gold"], rows) if llm_spec(a.llm) else None
     results = {"answer_accuracy": {**rows, **PUBLISHED}, "_rule": {"chosen": asdict(rule), "name": rule.name,
                                                                    "chosen_on": a.choose_on, "grid_all": grid},
                "_data": {"split": a.split, "tracker": a.tracker, "questions": rows[next(iter(rows))]["n"],
-                         "sequences": rows[next(iter(rows))]["sequences"], "tables": len(data.tables), **data.report}}
+                         "sequences": rows[next(iter(rows))]["sequences"], "tables": len(data.tables), **data.report},
+               **({"_llm": llm_summary} if llm_summary else {})}
     print(f"rule chosen on {a.choose_on} (ALL {grid[rule.name]:.3f}): {rule.name}")
     print_table(results["answer_accuracy"], COLUMNS, f"SQA answer accuracy, {a.split} ({results['_data']['questions']}"
                 f" questions, {results['_data']['sequences']} sequences); published rows: the official test set",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.ctbls.answer_sets import answer_value, normalize_cell_text, same_answer
+from retrieval.ctbls.answer_sets import answer_value, cells_named, normalize_cell_text, same_answer
 from retrieval.ctbls.cell_selector import SelectionRule, candidate_rules, select_cells
 
 
@@ -52,3 +52,9 @@ def test_rules_check_their_settings_and_the_grid_is_distinct():
         SelectionRule(margin=-1)
     names = [r.name for r in candidate_rules()]
     assert len(names) == len(set(names)) and names[0] == "top cell"
+
+
+def test_an_llm_answer_maps_back_to_the_cells_it_names():
+    cells = [("a", "Atlanta"), ("b", "The Dome"), ("c", "1990"), ("d", "199"), ("e", "")]
+    assert cells_named("The Dome and 1990, in atlanta.", cells) == ["a", "b", "c"]  # never '199' inside '1990'
+    assert cells_named("I do not know", cells) == []

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from accelerate.state import AcceleratorState
+from ctbls_fixtures import FakeLLM
 from sqa_fixtures import sqa_folder
 
-from eval import answer_accuracy, state_tracking
+from eval import answer_accuracy, answer_llm, state_tracking
+from retrieval.ctbls.cell_selector import SelectionRule
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.data.conversation_sets import load_conversation_set
 from train import state_tracker as train_st
@@ -117,3 +120,25 @@ def test_answer_accuracy_command(tiny_backbone, sqa_root, trackers, tmp_path, ca
     assert rule["chosen_on"] == "dev" and rule["grid_all"][rule["name"]] == max(rule["grid_all"].values())
     with pytest.raises(SystemExit):
         answer_accuracy.main(["--tracker", str(trackers / "history"), "--split", "dev"])
+
+
+def test_the_llm_path_maps_its_answer_back_to_cells(sqa_root, trackers, monkeypatch, tmp_path):
+    llm = FakeLLM()  # answers with the value of the first cell it is shown
+    monkeypatch.setattr(answer_accuracy, "load_backend", lambda spec, cache=None: llm)
+    results = answer_accuracy.main(["--tracker", str(trackers / "history"), "--data-dir", str(sqa_root),
+                                    "--cache-dir", "", "--llm", "smollm2", "--llm-sequences", "1", "--cache", ""])
+    rows = results["answer_accuracy"]
+    fake = rows["LLM (fake) given the top 3 cells, first 1 sequences"]
+    assert fake["n"] == 3 and rows["extractive, gold history, first 1 sequences"]["n"] == 3
+    summary = results["_llm"]
+    assert summary["failed"] == 0 and summary["named_no_cell"] == 0 and 0 <= summary["rouge1_p"] <= 1
+    assert len(llm.calls[0]) == 3 and "[1] " in llm.calls[0][0][-1]["content"]
+    # the answer (the first cell's value) maps back to that cell: right exactly when the tracker's top cell is
+    # the whole gold set
+    data = load_conversation_set("sqa", "validation", sqa_root)
+    tracker = CellStateTracker.from_pretrained(trackers / "history")
+    tracker.index_tables(data.tables.values())
+    part = dataclasses.replace(data, conversations=data.conversations[:1])
+    said, _ = answer_llm.llm_answers(tracker, part, FakeLLM(), 3)
+    top = answer_accuracy.rank_turns(tracker, part, [SelectionRule("top", "absolute", 0.0)], "gold")
+    assert said == next(iter(top.values()))

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from anyascii import anyascii
 
+T = TypeVar("T")
 _QUOTES = {"\u2018": "'", "\u2019": "'", "\u00b4": "'", "`": "'", "\u201c": '"', "\u201d": '"'}
 _DASHES = re.compile("[\u2010\u2011\u2012\u2013\u2014\u2212]")
 _CITATION = re.compile(r"((?<!^)\[[^\]]*\]|\[\d+\]|[•♦†‡*#+])*$")
@@ -65,6 +67,18 @@ def answer_value(text: str) -> str | float:
 def answer_values(texts: Iterable[str]) -> frozenset:
     """The set of normalised values of an answer's cell texts."""
     return frozenset(answer_value(t) for t in texts)
+
+
+def cells_named(answer: str, cells: Sequence[tuple[T, str]]) -> list[T]:
+    """The cells (id, text) whose normalised text the normalised ``answer`` contains as a whole phrase (bounded by
+    the text's ends or by non-alphanumerics), in the order given: an LLM's free answer mapped back to cells."""
+    said = normalize_cell_text(answer)
+    found = []
+    for cell, text in cells:
+        norm = normalize_cell_text(text)
+        if norm and re.search(rf"(?<![a-z0-9]){re.escape(norm)}(?![a-z0-9])", said):
+            found.append(cell)
+    return found
 
 
 def same_answer(predicted: Iterable[str], gold: Iterable[str]) -> bool:
