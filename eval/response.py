@@ -66,7 +66,6 @@ from retrieval.llm import GenerationResult, LLMBackend, load_backend
 from retrieval.search.bm25 import BM25Retriever
 
 DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
-SQA_DIR = DATA_DIR / "sqa"
 TABLE_SETTINGS = ("bm25", "dtr", "gold")
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 logger = logging.getLogger(__name__)
@@ -292,8 +291,8 @@ class ResponseEvalArguments:
         "linked page intros ('' for none; a missing file is an error)")
     dataset: str = option("ottqa", "ottqa (ROUGE of answers) or sqa (answer accuracy of cell sets)",
         choices=("ottqa", "sqa"))
-    sqa_dir: str = option(str(SQA_DIR), "SQA's folder (train.tsv, table_csv/, tables_meta.jsonl)")
-    sqa_questions: str | None = option(None, "any questions TSV in SQA's format (default: SQA_DIR/train.tsv)")
+    sqa_data: str = option(str(DATA_DIR), "--dataset sqa: the data root holding sqa/ (train.tsv, table_csv/, ...)")
+    sqa_questions: str | None = option(None, "--dataset sqa: a questions TSV in SQA's format (default sqa/train.tsv)")
     split: str | None = option(None, "the split's conversations (default: test for OTT-QA, validation for SQA)",
         choices=("train", "val", "test", "all", "dev", "validation"))
     pool: str = option("split", "tables BM25 and the DTR search: the split's conversations' tables, or all of --tables",
