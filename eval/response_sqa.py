@@ -31,11 +31,13 @@ from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.data.conversation_sets import ConversationSet, load_conversation_set, selection_split
 
 COLUMNS = ["all", "seq", "turn1", "turn2", "turn3", "turn4+"]
+MARGINS = (None, 0.5, 1.0, 2.0, 4.0, 8.0)  # the grid every spans run reports, to choose --span-margin on dev
 
 
 def span_answers(tracker: CellStateTracker, data: ConversationSet, llm, stage: SpanStage, examples: Sequence,
-                 margin: float | None, batch_size: int = 64) -> tuple[dict[str, list], list[dict]]:
-    """Each turn's cells by span choice among the top ``stage.k`` cells' values, and per-turn records."""
+                 margin: float | None, batch_size: int = 64) -> tuple[dict[str, list], list[dict], dict]:
+    """Each turn's cells by span choice among the top ``stage.k`` cells' values, per-turn records, and the ALL
+    accuracy the same scores give at each margin of :data:`MARGINS` (to choose the margin on dev)."""
     stage = replace(stage, kinds=("cell",))
     turns = [(c, p, t) for c in data.conversations for p, t in dialogue_turns(c)]
     ranked = tracker.rank_texts([tracker.history(p, t.query) for _, p, t in turns], [c.table_id for c, *_ in turns],
@@ -51,7 +53,12 @@ def span_answers(tracker: CellStateTracker, data: ConversationSet, llm, stage: S
         records.append({"turn_id": turn.turn_id, "question": turn.query, "gold": data.answer_texts[turn.turn_id],
                         "ranked": [list(c.cell) for c in cs], "chosen": cell_texts(data, answers[turn.turn_id]),
                         "scores": [[s.text, round(a.total, 4)] for s, a in choice.scores], "error": choice.error})
-    return answers, records
+    grid = {}
+    for m in MARGINS:
+        at = {t.turn_id: [(c.table_id, *cell) for cell in choose_cells(ch, cs, margin=m, scoring=stage.scoring)]
+              for (c, _, t), cs, ch in zip(turns, cells, choices, strict=True)}
+        grid[str(m)] = accuracy(data, at)["all"]
+    return answers, records, grid
 
 
 def evaluate_sqa(tracker: CellStateTracker, data: ConversationSet, dev: ConversationSet | None, llm, *,
@@ -69,10 +76,11 @@ def evaluate_sqa(tracker: CellStateTracker, data: ConversationSet, dev: Conversa
         said, summary = llm_answers(tracker, data, llm, top_k=3, batch_size=batch_size)
         rows["free"] = {**accuracy(data, said), **{k: v for k, v in summary.items() if k != "examples"}}
     if "spans" in fine_stages:
-        said, records = span_answers(tracker, data, llm, stage, examples, margin, batch_size)
+        said, records, grid = span_answers(tracker, data, llm, stage, examples, margin, batch_size)
         written = [", ".join(cell_texts(data, said[t.turn_id])) for c in data.conversations for t in c.turns]
         rows["spans"] = {**accuracy(data, said), **rouge_scores(written, references),
-                         "exact": exact_match(written, references), "margin": margin, "k": stage.k}
+                         "exact": exact_match(written, references), "margin": margin, "k": stage.k,
+                         "margin_grid_all": grid}
     return rows, records
 
 
@@ -84,6 +92,10 @@ def print_sqa(results: dict) -> None:
     for name, row in results["answer_accuracy"].items():
         tail = f"{row['rouge1_p']:>8.4f}" if "rouge1_p" in row else ""
         print(f"{name:<12}" + "".join(f"{100 * row.get(c, 0.0):>8.1f}" for c in COLUMNS) + tail)
+    if "margin_grid_all" in results["answer_accuracy"].get("spans", {}):
+        grid = results["answer_accuracy"]["spans"]["margin_grid_all"]
+        print("spans, ALL by --span-margin (choose on dev): "
+              + ", ".join(f"{m} {100 * v:.1f}" for m, v in grid.items()))
     for name, row in PUBLISHED.items():
         print(f"  theirs: {name}: " + ", ".join(f"{c} {100 * v:.1f}" for c, v in row.items()))
 

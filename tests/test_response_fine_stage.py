@@ -74,6 +74,7 @@ def test_sqa_command_scores_every_fine_stage(tiny, tiny_lm_dir, tmp_path, monkey
     assert set(rows) == {"extractive", "free", "spans"} and results["_data"]["questions"] == 4
     for row in rows.values():
         assert 0.0 <= row["all"] <= 1.0 and row["n"] == 4 and row["sequences"] == 2
+    assert set(rows["spans"]["margin_grid_all"]) == {"None", "0.5", "1.0", "2.0", "4.0", "8.0"}
     assert rows["extractive"]["rule_chosen_on"] == "dev" and "rouge1_p" in rows["free"] and "rouge1_p" in rows["spans"]
     assert results["_data"]["few_shot_examples"][0][2] == "Boston"  # the train table's single-cell answer
     record = json.loads(preds.read_text().splitlines()[0])
