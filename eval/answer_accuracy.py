@@ -4,9 +4,10 @@
     python -m eval.answer_accuracy --tracker runs/state_tracker_sqa --questions FILE.tsv --split all
     python -m eval.answer_accuracy --tracker runs/state_tracker_sqa --llm smollm2 --llm-sequences 30
 
-The rule (retrieval/ctbls/cell_selector.py: the top cell's column within a margin of its score) is chosen on the
-``--choose-on`` split (SQA dev tables) by answer accuracy over all questions, then reported on ``--split``
-(validation) and never re-chosen there. A question is right when its predicted cells' texts equal the gold
+The rule (retrieval/ctbls/cell_selector.py: the top cell's column within a margin of its score, or as many cells
+as the answer's predicted shape says, retrieval/ctbls/answer_shape.py, a classifier fit on the train tables' turns)
+is chosen on the ``--choose-on`` split (SQA dev tables) by answer accuracy over all questions, then reported on
+``--split`` (validation) and never re-chosen there. A question is right when its predicted cells' texts equal the gold
 answer texts as a set after SQA's normalisation (retrieval/ctbls/answer_sets.py); a sequence when all its
 questions are. Reported: ALL (questions), SEQ (sequences) and by position, with two histories in the anchor:
 ``predicted`` (the earlier questions with the answers this system gave: what a deployed system has, and the
@@ -27,6 +28,7 @@ from eval.answer_llm import llm_answers
 from eval.report import METRICS, print_table, run_cli, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.answer_sets import same_answer
+from retrieval.ctbls.answer_shape import AnswerShapeClassifier
 from retrieval.ctbls.cell_selector import SelectionRule, candidate_rules, select_cells
 from retrieval.ctbls.state_tracker import CellStateTracker
 from retrieval.data.conversation_sets import ConversationSet, load_conversation_set, report_split, selection_split
@@ -47,30 +49,44 @@ def cell_texts(data: ConversationSet, cells: list) -> list[str]:
 
 
 def rank_turns(tracker: CellStateTracker, data: ConversationSet, rules: list[SelectionRule], history: str,
-               batch_size: int = 64) -> dict[SelectionRule, Answers]:
+               batch_size: int = 64, shapes: dict[str, str] | None = None) -> dict[SelectionRule, Answers]:
     """Each rule's answer cells for every turn, position by position. With ``history="predicted"`` a turn's
-    anchor holds the answers the same rule gave the earlier turns (one ranking per rule and turn); with
-    ``"gold"`` the reference answers (one ranking per turn serves every rule)."""
+    anchor (and the previous rows a shape rule uses) holds the answers the same rule gave the earlier turns (one
+    ranking per rule and turn); with ``"gold"`` the reference answers (one ranking per turn serves every rule).
+    ``shapes``: each turn's predicted answer shape, for the shape rules."""
     k = max(t.n_rows * t.n_cols for t in data.tables.values())
     answers: dict[SelectionRule, Answers] = {rule: {} for rule in rules}
+    gold = {t.turn_id: [(c.table_id, r, col) for r, col in t.targets] for c in data.conversations for t in c.turns}
     groups = [[rule] for rule in rules] if history == "predicted" else [rules]
     for group in groups:
-        said = answers[group[0]]
         for position in range(max(len(c.turns) for c in data.conversations)):
             convs = [c for c in data.conversations if len(c.turns) > position]
-            anchors = [tracker.history(_previous(c, position, data, said if history == "predicted" else None),
-                                       c.turns[position].query) for c in convs]
+            said = answers[group[0]] if history == "predicted" else None
+            anchors = [tracker.history(_previous(c, position, data, said), c.turns[position].query) for c in convs]
             ranked = tracker.rank_texts(anchors, [c.table_id for c in convs], k, batch_size)
             for conv, cells in zip(convs, ranked):
+                turn = conv.turns[position]
                 for rule in group:
-                    answers[rule][conv.turns[position].turn_id] = select_cells(cells, rule)
+                    before = (answers[rule] if history == "predicted" else gold).get(
+                        conv.turns[position - 1].turn_id) if position else None
+                    rows = {r for _, r, _ in before} if before else None
+                    answers[rule][turn.turn_id] = select_cells(cells, rule, (shapes or {}).get(turn.turn_id), rows)
     return answers
 
 
 def _previous(conv: Conversation, position: int, data: ConversationSet, said: Answers | None) -> list:
+    """The earlier turns as (question, answer): the reference answer (``said`` None, as in training), or the text
+    of the cells ``said`` gave it."""
     if said is None:
         return [(t.query, t.answer) for t in conv.turns[:position]]
     return [(t.query, ", ".join(cell_texts(data, said[t.turn_id]))) for t in conv.turns[:position]]
+
+
+def predicted_shapes(classifier: AnswerShapeClassifier, data: ConversationSet) -> dict[str, str]:
+    """Each turn's answer shape as the classifier predicts it from the question and its position."""
+    turns = [(p, t) for c in data.conversations for p, t in enumerate(c.turns)]
+    return dict(zip([t.turn_id for _, t in turns], classifier.predict([t.query for _, t in turns],
+                                                                       [p for p, _ in turns])))
 
 
 def accuracy(data: ConversationSet, answers: Answers) -> dict:
@@ -86,10 +102,12 @@ def accuracy(data: ConversationSet, answers: Answers) -> dict:
             **{name: sum(v) / len(v) for name, v in sorted(by.items())}, "n": len(right), "sequences": len(seqs)}
 
 
-def choose_rule(tracker: CellStateTracker, dev: ConversationSet, batch_size: int) -> tuple[SelectionRule, dict]:
-    """The rule of :func:`candidate_rules` with the best ALL on ``dev`` (gold history; ties: the earlier rule)."""
-    rules = candidate_rules()
-    answers = rank_turns(tracker, dev, rules, "gold", batch_size)
+def choose_rule(tracker: CellStateTracker, dev: ConversationSet, batch_size: int,
+                shapes: dict[str, str] | None = None) -> tuple[SelectionRule, dict]:
+    """The rule of :func:`candidate_rules` (the shape rules too, given ``shapes``) with the best ALL on ``dev``
+    (gold history; ties: the earlier rule)."""
+    rules = candidate_rules(shapes is not None)
+    answers = rank_turns(tracker, dev, rules, "gold", batch_size, shapes)
     scores = {rule.name: accuracy(dev, answers[rule])["all"] for rule in rules}
     best = max(rules, key=lambda r: scores[r.name])  # max keeps the first of equals
     return best, scores
@@ -116,6 +134,7 @@ class AnswerAccuracyArguments:
     split: str = option(report_split("sqa"), "the split reported", choices=("train", "dev", "validation", "all"))
     batch_size: int = option(64, "encoder batch size")
     cache_dir: str = option(help="cell embedding cache ('' to disable)", default_factory=default_cache_dir)
+    seed: int = option(0, "seed of the answer-shape classifier")
     show_sequences: int = option(0, "print the first N sequences of the split answered turn by turn")
     llm: str | dict = option("none", "also the LLM fine stage: 'smollm2', 'openai:MODEL', a JSON mapping, or none")
     llm_sequences: int = option(30, "the LLM answers the first N sequences of the split (CPU time)")
@@ -159,9 +178,13 @@ def main(argv: list[str] | None = None) -> dict:
     def load(split: str | None) -> ConversationSet:
         return _indexed(tracker, load_conversation_set("sqa", split, a.data_dir, a.questions), a)
 
-    rule, grid = choose_rule(tracker, load(a.choose_on), a.batch_size)
+    train = load_conversation_set("sqa", "train", a.data_dir, a.questions)
+    classifier = AnswerShapeClassifier(a.seed).fit(train.conversations, train.tables)
+    dev = load(a.choose_on)
+    rule, grid = choose_rule(tracker, dev, a.batch_size, predicted_shapes(classifier, dev))
     data = load(None if a.split == "all" else a.split)
-    answers = {h: rank_turns(tracker, data, [rule], h, a.batch_size)[rule] for h in ("predicted", "gold")}
+    shapes = predicted_shapes(classifier, data)
+    answers = {h: rank_turns(tracker, data, [rule], h, a.batch_size, shapes)[rule] for h in ("predicted", "gold")}
     rows = {f"extractive, {h} history": accuracy(data, said) for h, said in answers.items()}
     for conv in data.conversations[: a.show_sequences]:
         show_sequence(data, conv, answers["predicted"])

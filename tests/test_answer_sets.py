@@ -58,3 +58,16 @@ def test_an_llm_answer_maps_back_to_the_cells_it_names():
     cells = [("a", "Atlanta"), ("b", "The Dome"), ("c", "1990"), ("d", "199"), ("e", "")]
     assert cells_named("The Dome and 1990, in atlanta.", cells) == ["a", "b", "c"]  # never '199' inside '1990'
     assert cells_named("I do not know", cells) == []
+
+
+def test_shape_rules_follow_the_shape_and_the_previous_rows():
+    ranked = [(("t", 0, 1), 0.9), (("t", 0, 2), 0.8), (("t", 1, 2), 0.7), (("t", 1, 1), 0.1), (("t", 2, 2), 0.6),
+              (("t", 2, 1), 0.0)]
+    rule = SelectionRule("shape", "absolute", 0.15, within_previous=True)
+    assert select_cells(ranked, rule, "column") == [("t", 0, 1), ("t", 1, 1), ("t", 2, 1)]
+    by_mean = SelectionRule("shape", "absolute", 0.15, column_by="mean")  # column 2 averages 0.7, column 1 0.33
+    assert select_cells(ranked, by_mean, "column") == [("t", 0, 2), ("t", 1, 2), ("t", 2, 2)]
+    assert select_cells(ranked, rule, "cell", previous_rows={1, 2}) == [("t", 1, 2)]
+    assert select_cells(ranked, rule, "subset", previous_rows={1, 2}) == [("t", 1, 2), ("t", 2, 2)]
+    assert select_cells(ranked, rule, "cell", previous_rows=None) == [("t", 0, 1)]  # a first turn
+    assert select_cells(ranked, rule, "cell", previous_rows={7}) == [("t", 0, 1)]  # rows not in the ranking
