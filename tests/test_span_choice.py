@@ -120,7 +120,10 @@ def test_span_messages_put_the_examples_before_the_history():
 def test_select_examples_follow_the_rule():
     turns = [(["long " * 100], "q0", "Madrid", [Span("Madrid", 0, "cell")]),
              (["short"], "q1", "madrid", [Span("Madrid", 0, "cell")]),
-             (["short"], "q2", "1905", [Span("1905", 0, "number")]),
-             (["short"], "q3", "Ann", [Span("Ann", 0, "cell")])]
+             (["other"], "q2", "1905", [Span("1905", 0, "number")]),
+             (["third"], "q3", "Ann", [Span("Ann", 0, "cell")])]
     assert select_examples(turns, kinds=("cell", "number", "entity"), max_words=60) == [
-        (["short"], "q1", "Madrid"), (["short"], "q2", "1905")]
+        (["short"], "q1", "Madrid"), (["other"], "q2", "1905")]
+    repeated = [(["k1"], "q1", "Ben", [Span("Ben", 0, "cell")]), (["k1"], "q1 again", "Ben", [Span("Ben", 0, "cell")]),
+                (["k2"], "q2", "Ben", [Span("Ben", 0, "cell")]), (["k3"], "q3", "Ann", [Span("Ann", 0, "cell")])]
+    assert [q for _, q, _ in select_examples(repeated, kinds=("cell",), per_kind=3)] == ["q1", "q3"]

@@ -134,8 +134,9 @@ def select_examples(turns: Iterable[tuple[Sequence[str], str, str, Sequence[Span
                     ) -> list[tuple[list[str], str, str]]:
     """Few-shot examples by a stated rule: for each of ``kinds`` in turn, the first ``per_kind`` training turns (in
     the order given) whose reference answer is one of their candidate spans, of that kind, with knowledge of at
-    most ``max_words`` words. ``turns``: ``(knowledge, query, answer, spans)``; returns ``(knowledge, query,
-    answer)``, kind by kind."""
+    most ``max_words`` words, and whose answer and knowledge no earlier pick has (SQA's annotators ask the same
+    question of the same cell three times). ``turns``: ``(knowledge, query, answer, spans)``; returns
+    ``(knowledge, query, answer)``, kind by kind."""
     picked: dict[str, list[tuple[list[str], str, str]]] = {k: [] for k in kinds}
     for knowledge, query, answer, spans in turns:
         if all(len(v) >= per_kind for v in picked.values()):
@@ -143,6 +144,9 @@ def select_examples(turns: Iterable[tuple[Sequence[str], str, str, Sequence[Span
         if sum(len(k.split()) for k in knowledge) > max_words:
             continue
         match = next((s for s in spans if normalise(s.text) == normalise(answer)), None)
+        seen = [(e[0], normalise(e[2])) for v in picked.values() for e in v]
+        if any(k == list(knowledge) or a == normalise(answer) for k, a in seen):
+            continue
         if match is not None and match.kind in picked and len(picked[match.kind]) < per_kind:
             picked[match.kind].append((list(knowledge), query, match.text))
     return [example for k in kinds for example in picked[k]]

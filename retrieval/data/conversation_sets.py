@@ -17,8 +17,8 @@ from pathlib import Path
 
 from retrieval.data.jsonio import DataError
 from retrieval.data.ottqa import load_passages, load_questions, load_tables
-from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
 from retrieval.data.ottqa_conversations import SPLITS as OTTQA_SPLITS
+from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
 from retrieval.data.sqa import QUESTIONS_FILE, load_sqa
 from retrieval.data.sqa import SPLITS as SQA_SPLITS
 from retrieval.data.types import Conversation, Table
