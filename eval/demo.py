@@ -5,7 +5,8 @@ under ``runs/demo/``. A stage whose output exists is skipped, so an interrupted 
 resumes where it stopped; ``--force`` reruns everything.
 
 Stages: train and evaluate the Dense Table Retriever; train and evaluate the cell state
-tracker; answer a few OTT-QA turns with the offline LLM and score a small response grid;
+tracker; answer a few OTT-QA turns with the offline LLM and score a small response grid; train the
+tracker briefly on SQA's question sequences, evaluate it by position and answer with the extractive selector;
 evaluate temporal memory on Zyphra's questions (packaged and tuned content encoder) and
 LoCoMo's temporal questions; one temporal-trend question with its plot.
 """
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
            *ottqa_files, "--passages", str(ottqa / "passages_dev.jsonl"), "--split", "test",
            "--max-conversations", "5", "--output", str(RUNS / "eval_response_5conv.json")],
           RUNS / "eval_response_5conv.json", a.force)
+    sqa_stages(py, accelerate, data, a.force)
     # One log keeps the demo short; the README's figures come from every log (drop --logs). The tuned content
     # encoder is trained on LoCoMo conversations other than log 26's (conv-26), so log 26 measures retrieval.
     temporal = [py, "-m", "eval.temporal", "--config", "configs/temporal.yaml", "--data-dir",
@@ -108,6 +110,22 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nDTR training: {results['steps']} steps in {results['train_runtime_s']} s. Everything is under {RUNS}/: "
           "eval_*.json for the figures, each with its chart beside it; each model folder has a README.md card.")
     list_pictures(RUNS)
+
+
+def sqa_stages(py: str, accelerate: list[str], data: Path, force: bool) -> None:
+    """SQA, briefly: train the tracker on 40 steps of its question sequences (with the history in the anchor),
+    rank the validation tables' cells, and answer them with the extractive selector, one sequence shown."""
+    tracker = RUNS / "state_tracker_sqa"
+    stage("train the cell state tracker on SQA's question sequences (briefly: 640 examples)",
+          accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker_sqa.yaml", "--output-dir",
+                        str(tracker), "--data-dir", str(data), "--max-train-examples", "640", "--val-max-tables",
+                        "10"], tracker / "all_results.json", force)
+    stage("SQA state tracking on the validation tables: BM25, untuned encoder, tracker; by position",
+          [py, "-m", "eval.state_tracking", "--dataset", "sqa", "--tracker", str(tracker), "--data-dir", str(data),
+           "--output", str(RUNS / "eval_state_tracking_sqa.json")], RUNS / "eval_state_tracking_sqa.json", force)
+    stage("SQA answer accuracy with the extractive selector (rule chosen on dev), one sequence turn by turn",
+          [py, "-m", "eval.answer_accuracy", "--tracker", str(tracker), "--data-dir", str(data), "--show-sequences",
+           "1", "--output", str(RUNS / "eval_answers_sqa.json")], RUNS / "eval_answers_sqa.json", force)
 
 
 def list_pictures(folder: Path) -> list[Path]:

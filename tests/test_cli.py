@@ -22,6 +22,7 @@ COMMANDS = [
     ("train.dialogue_retriever", [], "DialogueRetrieverArguments"),
     ("eval.retrieval", [], "RetrievalEvalArguments"),
     ("eval.state_tracking", [], "StateTrackingEvalArguments"),
+    ("eval.answer_accuracy", [], "AnswerAccuracyArguments"),
     ("eval.response", [], "ResponseEvalArguments"),
     ("eval.temporal", [], "TemporalEvalConfig"),
     ("eval.locomo_temporal", [], "LocomoTemporalArguments"),
@@ -270,4 +271,4 @@ def test_demo_commands_parse(monkeypatch, capsys):
         cls, prefix = settings[module]
         parsed = parse_command({"ask": (cls, "")}, args)[1] if prefix else parse_config(cls, args)
         assert isinstance(parsed, cls)
-    assert len(ran) == 11
+    assert len(ran) == 14

@@ -12,6 +12,7 @@ datasets = pytest.importorskip("datasets")
 
 from ctbls_fixtures import split_uids  # noqa: E402
 from datasets import load_dataset, load_from_disk  # noqa: E402
+from sqa_fixtures import sqa_folder  # noqa: E402
 
 from retrieval.config import parse_config  # noqa: E402
 from retrieval.data import export, hf_datasets  # noqa: E402
@@ -25,7 +26,8 @@ AVAILABLE = [name for name, b in BENCHMARKS.items() if b.rows is not None]
 
 @pytest.fixture(scope="module")
 def tiny_root(tmp_path_factory) -> Path:
-    """A data root with every benchmark's files: two OTT-QA tables (train, test), a Zyphra log, two LoCoMo samples."""
+    """A data root with every benchmark's files: two OTT-QA tables (train, test), a Zyphra log, two LoCoMo samples,
+    three SQA tables (train, dev, validation)."""
     root = tmp_path_factory.mktemp("root")
     (root / "ottqa").mkdir()
     (train_uid,), (test_uid,) = split_uids(1, "train"), split_uids(1, "test")
@@ -45,6 +47,7 @@ def tiny_root(tmp_path_factory) -> Path:
         qa["adversarial_answer"] = "pottery"
     (root / "locomo").mkdir()
     (root / "locomo" / "locomo_open.json").write_text(json.dumps(samples))
+    sqa_folder(root / "sqa")
     return root
 
 
@@ -97,6 +100,13 @@ def test_tiny_rows_and_features(tiny_root):
     assert logs.num_rows == 4 + 2 * 8 and logs[0]["timestamp"] == "2023-05-05T09:00:00.000000+00:00"
     assert logs[0]["source"] == "zyphra" and logs[4]["log"] == "conv-a" and logs[4]["turn_id"] == "D1:1"
 
+    sqa = build("sqa", tiny_root, progress=False)
+    assert sqa.num_rows == 3 * 4 and sqa[0]["conversation_id"] == "nt-0_0" and sqa[0]["split"] == "train"
+    assert sqa[1]["history"] == [{"question": "what are the venues?", "answer": 'The Dome, "Garden" Arena, Stadium'}]
+    assert sqa[1]["answer_cells"] == [{"row": 0, "column": 2}, {"row": 2, "column": 2}]
+    assert sqa[2]["answer_text"] == ["1990", "x"] and sqa[2]["answer_cells"] == [{"row": 0, "column": 0}]
+    assert {r["split"] for r in build("sqa", tiny_root, "validation", progress=False)} == {"validation"}
+
 
 @pytest.mark.parametrize("name", AVAILABLE)
 def test_tiny_exports_read_back_as_the_same_rows(name, tiny_root, tmp_path):
@@ -120,9 +130,12 @@ def test_every_column_is_documented_and_the_schema_table_lists_them():
     assert "`list<{row: int64, column: int64}>`" in schema_table("ottqa-conversations")
 
 
-def test_sqa_and_wrong_splits_are_one_line_errors(tiny_root):
-    with pytest.raises(DataError, match="sqa: no reader for SQA exists yet"):
-        build("sqa", tiny_root)
+def test_unavailable_and_wrong_splits_are_one_line_errors(tiny_root, monkeypatch):
+    monkeypatch.setitem(BENCHMARKS, "later", hf_datasets.Benchmark("later", "", unavailable="no reader yet"))
+    with pytest.raises(DataError, match="later: no reader yet"):
+        build("later", tiny_root)
+    with pytest.raises(DataError, match="sqa: no split 'test'; its splits are train, dev, validation"):
+        build("sqa", tiny_root, "test")
     with pytest.raises(DataError, match="logs: no split 'train'; it has no splits"):
         build("logs", tiny_root, "train")
     with pytest.raises(DataError, match="its splits are train, val, test"):
@@ -167,7 +180,7 @@ def test_export_command_writes_every_format_and_its_settings(tiny_root, tmp_path
 
 @pytest.mark.parametrize("argv, message", [
     (["--dataset", "nope"], "argument --dataset: 'nope' is not one of"),
-    (["--dataset", "sqa"], "error: sqa: no reader for SQA exists yet"),
+    (["--dataset", "sqa", "--split", "test"], "error: sqa: no split 'test'; its splits are train, dev, validation"),
     (["--dataset", "logs", "--split", "test"], "error: logs: no split 'test'; it has no splits"),
     (["--dataset", "logs", "--formats", "csv"], "argument --formats: 'csv' is not one of"),
 ])

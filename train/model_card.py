@@ -82,6 +82,16 @@ STAGES = {
         "OTT-QA", "ottqa", "OTT-QA's tables, linked passages and questions (https://github.com/wenhuchen/OTT-QA, "
         "MIT), as conversations about one table each; the answer cell is the target", "Cell retrieval",
         ("state-tracker", "cell-retrieval")),
+    "state_tracker:sqa": Stage(
+        "cTBLS coarse cell state tracker (SQA)",
+        "cTBLS stage 2: ranks the cells of the conversation's table against the dialogue so far (the earlier "
+        "questions with their answers and the current question); the top cells are the answer's candidates.",
+        "the dialogue so far: earlier questions with their answers and the current question",
+        "a table cell, written as text (below)",
+        "SQA", "msr_sqa", "Microsoft's Sequential Question Answering (MS-PL) over WikiTableQuestions tables "
+        "(CC BY-SA 4.0): question sequences about one table, answers as sets of cells, any of which is a "
+        "target; train.tsv's tables split by name into train / dev / validation", "Cell retrieval",
+        ("state-tracker", "cell-retrieval")),
     "dialogue_retriever": Stage(
         "Temporal memory content encoder",
         "Ranks the turns of a long conversation against what a question asks about, for the temporal memory: "
@@ -251,8 +261,14 @@ class ModelCard:
     metric: str  # the metric the run keeps its best model by
 
     @property
+    def stage_card(self) -> Stage:
+        """The stage's description, for the dataset the run learnt from where it has its own (``stage:dataset``)."""
+        dataset = getattr(self.args, "dataset", None)
+        return STAGES.get(f"{self.stage}:{dataset}") or STAGES.get(self.stage, GENERIC)
+
+    @property
     def title(self) -> str:
-        return STAGES.get(self.stage, GENERIC).title
+        return self.stage_card.title
 
     def writer(self, records: Sequence[dict], kept: dict | None, role: str,
                results: dict | None = None) -> Callable[[Path, Path], None]:
@@ -271,7 +287,7 @@ class ModelCard:
 
     def render(self, folder: Path, place: Path, records: Sequence[dict], kept: dict | None, role: str,
                results: dict | None = None) -> str:
-        stage = STAGES.get(self.stage, GENERIC)
+        stage = self.stage_card
         config = _settings(folder, CONFIG_NAME)
         base = str(getattr(self.args, "model_name_or_path", config.get("base_model", "")))
         keys = metric_keys(records)

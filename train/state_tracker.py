@@ -3,16 +3,19 @@
     accelerate launch train/state_tracker.py --config configs/state_tracker.yaml
     accelerate launch --cpu train/state_tracker.py --config configs/state_tracker.yaml --loss triplet
     accelerate launch train/state_tracker.py --config configs/state_tracker_roberta.yaml
+    accelerate launch --cpu train/state_tracker.py --config configs/state_tracker_sqa.yaml
     ctbls-train-tracker --config configs/state_tracker.yaml   # the console script: one process
 
-Examples: every turn of the train split's OTT-QA conversations with an answer cell gives
-(history + query, answer cell, K other cells of the same table); see train/triplets.py. They are
+Examples: every turn of the train split's conversations with an answer cell gives
+(history + query, answer cell, K other cells of the same table); see train/triplets.py. ``--dataset``
+chooses the conversations (retrieval/data/conversation_sets.py): OTT-QA's questions grouped by table, or
+SQA's question sequences (``--dataset sqa``, whose answer sets give ``--positives-per-turn`` examples a turn). They are
 tokenised once through ``datasets`` (train/data.py), the batches the same as tokenising their texts.
 With --synthetic-per-table N, N pseudo-query turns per train table join them
 (retrieval/data/synthetic.py: other cells of the row, the column header, a span of the linked page).
 Loss: the paper's triplet margin loss (L2 distance) over the K negatives, or the DTR's
 in-batch contrastive loss with the K negatives added to the batch's documents.
-Validation: MRR@10 of the val split's turns over their own (gold) table's cells.
+Validation: MRR@10 of the selection split's turns (OTT-QA val, SQA dev) over their own (gold) table's cells.
 """
 
 from __future__ import annotations
@@ -32,9 +35,13 @@ from retrieval.atomic import write_json  # noqa: E402
 from retrieval.config import option, parse_config  # noqa: E402
 from retrieval.ctbls.cell_text import ROW_CONTEXTS, CellTextSettings  # noqa: E402
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
+from retrieval.data.conversation_sets import (  # noqa: E402
+    DATASETS,
+    ConversationSet,
+    load_conversation_set,
+    selection_split,
+)
 from retrieval.data.jsonio import run_cli  # noqa: E402
-from retrieval.data.ottqa import load_passages, load_questions, load_tables  # noqa: E402
-from retrieval.data.ottqa_conversations import build_conversations  # noqa: E402
 from retrieval.data.paths import default_cache_dir  # noqa: E402
 from retrieval.data.synthetic import pseudo_cell_queries  # noqa: E402
 from retrieval.data.types import Conversation, Turn  # noqa: E402
@@ -58,6 +65,9 @@ class StateTrackerArguments(TrainingArguments):
     """Train the coarse cell state tracker."""
 
     output_dir: str = option("runs/state_tracker", "where checkpoints and results go")
+    dataset: str = option("ottqa", "ottqa (OTT-QA's questions grouped by table) or sqa (SQA's question sequences, "
+                                   "DATA_DIR/sqa; --questions: any TSV in its format)", choices=DATASETS)
+    positives_per_turn: int = option(1, "answer cells of a turn each made an example (SQA's answers are sets)")
     max_query_length: int = option(128, "token limit of the history + query")
     max_document_length: int = option(96, "token limit of a cell's text")
     loss: str = option("triplet", "triplet (cTBLS) or contrastive (the DTR's)", choices=LOSSES)
@@ -83,6 +93,13 @@ class StateTrackerArguments(TrainingArguments):
             raise ValueError(f"loss must be one of {LOSSES}")
         if self.hard_negative_miner not in MINERS:
             raise ValueError(f"hard_negative_miner must be one of {MINERS}")
+        if self.positives_per_turn < 1:
+            raise ValueError("positives_per_turn must be at least 1")
+
+    def conversation_set(self, split: str) -> ConversationSet:
+        """The conversations of ``split`` of the dataset, from the data files the arguments name."""
+        return load_conversation_set(self.dataset, split, self.data_dir, self.questions, self.tables, self.passages,
+                                     self.use_passages)
 
     def text_settings(self) -> CellTextSettings:
         return CellTextSettings(row_context=self.row_context, max_row_words=self.max_row_words,
@@ -91,14 +108,16 @@ class StateTrackerArguments(TrainingArguments):
                                 history_answers=self.history_answers)
 
 
-def make_validation(args: StateTrackerArguments, tables: dict, passages: dict, questions: list,
-                    settings: CellTextSettings):
-    conversations = build_conversations(questions, tables, "val")[: args.val_max_tables]
+def make_validation(args: StateTrackerArguments, val: ConversationSet, settings: CellTextSettings):
+    """MRR@10 (and top-k) of the selection split's turns over their own table's cells (the conversations of its
+    first ``val_max_tables`` tables)."""
+    uids = list(dict.fromkeys(c.table_id for c in val.conversations))[: args.val_max_tables]
+    conversations = [c for c in val.conversations if c.table_id in set(uids)]
     turns = [(c.table_id, prev, t) for c in conversations for prev, t in dialogue_turns(c) if t.targets]
 
     def evaluate(encoder: DualEncoder) -> dict[str, float]:
         tracker = CellStateTracker(encoder, settings)
-        tracker.index_tables([tables[c.table_id] for c in conversations], passages,
+        tracker.index_tables([val.tables[u] for u in uids], val.passages,
                              batch_size=args.per_device_eval_batch_size)
         ranked = tracker.rank_texts([tracker.history(p, t.query) for _, p, t in turns], [u for u, *_ in turns], 10)
         return ranking_metrics(([i[1:] for i, _ in r], set(t.targets)) for r, (_, _, t) in zip(ranked, turns))
@@ -120,22 +139,21 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_config(StateTrackerArguments, argv, prog="train/state_tracker.py", description=__doc__)
     accelerator = make_accelerator(args)
     settings = args.text_settings()
-    tables = load_tables(args.data_file("tables"))
-    passages_file = Path(args.data_file("passages"))
-    passages = load_passages(passages_file) if args.use_passages else {}  # a missing file is an error, not none
-    questions = load_questions(args.data_file("questions"))
+    data = args.conversation_set("train")  # with --use-passages a missing passages file is an error, not none
+    tables, passages = data.tables, data.passages
     encoder = DualEncoder.from_backbone(
         args.model_name_or_path, shared=args.shared_encoder, pooling=args.pooling, normalize=args.normalize,
         temperature=args.temperature, max_query_length=args.max_query_length,
         max_document_length=args.max_document_length)
     tracker = CellStateTracker(encoder, settings)
-    conversations = build_conversations(questions, tables, "train")
+    conversations = data.conversations
     if args.synthetic_per_table:
         conversations += synthetic_conversations(conversations, tables, passages, args.synthetic_per_table, args.seed)
     with accelerator.main_process_first():
         examples, counts = build_triplets(
             conversations, tables, tracker, passages, args.random_negatives,
-            args.hard_negatives, args.row_col_negatives, args.hard_negative_miner, args.seed, args.cache_dir)
+            args.hard_negatives, args.row_col_negatives, args.hard_negative_miner, args.seed, args.cache_dir,
+            args.positives_per_turn)
     examples = cap(examples, args.max_train_examples, args.seed)
     accelerator.print(f"{len(examples)} training triplets; {dict(counts)}")
     if accelerator.is_main_process:
@@ -156,7 +174,8 @@ def main(argv: list[str] | None = None) -> dict:
         return contrastive(anchors, torch.cat([positives, negatives]), ids)
 
     return train(args, accelerator, encoder, tokenized, TokenizedTripletCollator(encoder), compute_loss,
-                 make_validation(args, tables, passages, questions, settings), project_name="state_tracker",
+                 make_validation(args, args.conversation_set(selection_split(args.dataset)), settings),
+                 project_name="state_tracker",
                  save_settings=settings.save)
 
 

@@ -1,5 +1,8 @@
 """Training triplets for the state tracker: (history, answer cell, other cells of the same table).
 
+An answer that is a set of cells (SQA's "which of those were held in May?") gives several positives per turn,
+each an example with the same anchor.
+
 Negatives that matter (counted per example, fixed so batches stack): random cells of the
 table, hard cells that BM25 or the starting encoder ranks highest for the history, and
 cells sharing the answer's row or column. Cells holding the same value as an answer cell
@@ -46,17 +49,19 @@ def mine_hard(miner: str, tracker: CellStateTracker, anchors: list[str], table_u
 
 def build_triplets(conversations: list[Conversation], tables: Mapping[str, Table], tracker: CellStateTracker,
                    passages: Mapping[str, str] | None, random_negatives: int, hard_negatives: int,
-                   row_col_negatives: int, miner: str = "bm25", seed: int = 0, cache_dir: str | None = None
-                   ) -> tuple[list[dict], Counter]:
-    """One example per turn with an answer cell: {"anchor", "positive", "negatives", "pos_id", "neg_ids"}.
+                   row_col_negatives: int, miner: str = "bm25", seed: int = 0, cache_dir: str | None = None,
+                   positives_per_turn: int = 1) -> tuple[list[dict], Counter]:
+    """Examples {"anchor", "positive", "negatives", "pos_id", "neg_ids"}: per turn with an answer cell, one for
+    each of up to ``positives_per_turn`` of its answer cells (the first, then others at random), each with its
+    own negatives (of its row and column) and the turn's mined ones.
 
     Returns the examples and counts of what was skipped or padded (turns without an answer
     cell, tables with no other cell to be a negative, negatives drawn twice for lack of cells).
     """
     rng = random.Random(seed)
     counts: Counter = Counter()
-    used = [tables[c.table_id] for c in conversations if c.table_id in tables]
-    counts["conversations_with_missing_table"] = len(conversations) - len(used)
+    counts["conversations_with_missing_table"] = sum(c.table_id not in tables for c in conversations)
+    used = [tables[u] for u in dict.fromkeys(c.table_id for c in conversations if c.table_id in tables)]  # once each
     ids, texts, stats = tracker.cells(used, passages)
     counts.update({f"cells_{k}": v for k, v in stats.as_dict().items()})
     number = {i: n for n, i in enumerate(ids)}
@@ -74,27 +79,38 @@ def build_triplets(conversations: list[Conversation], tables: Mapping[str, Table
     n_neg = random_negatives + hard_negatives + row_col_negatives
     for (conv, _, turn), anchor, mined in zip(turns, anchors, hard):
         table = tables[conv.table_id]
-        row, col = turn.targets[0]
         answers = {_norm(table.cell(r, c).text) for r, c in turn.targets}
         pool = [(conv.table_id, r, c) for r, cells in enumerate(table.rows) for c, cell in enumerate(cells)
                 if (r, c) not in turn.targets and _norm(cell.text) not in answers]
         if not pool:
             counts["turns_without_negative_cell"] += 1
             continue
-        allowed = set(pool)
-        chosen: list[CellId] = [i for i in mined if i in allowed][:hard_negatives]
-        line = [i for i in pool if (i[1] == row or i[2] == col) and i not in chosen]
-        chosen += rng.sample(line, min(row_col_negatives, len(line)))
-        rest = [i for i in pool if i not in chosen]
-        chosen += rng.sample(rest, min(n_neg - len(chosen), len(rest)))
-        if len(chosen) < n_neg:  # a small table: draw again with replacement so batches stack
-            counts["examples_with_repeated_negatives"] += 1
-            chosen += rng.choices(pool, k=n_neg - len(chosen))
-        positive = (conv.table_id, row, col)
-        examples.append({"anchor": anchor, "positive": text_of[positive], "pos_id": number[positive],
-                         "negatives": [text_of[i] for i in chosen], "neg_ids": [number[i] for i in chosen]})
+        # several positives for an answer set (SQA): the first answer cell, then others drawn at random
+        others = rng.sample(turn.targets[1:], min(positives_per_turn, len(turn.targets)) - 1) \
+            if positives_per_turn > 1 else []
+        for row, col in [turn.targets[0], *others]:
+            chosen = _negatives(pool, mined, row, col, hard_negatives, row_col_negatives, n_neg, rng, counts)
+            positive = (conv.table_id, row, col)
+            examples.append({"anchor": anchor, "positive": text_of[positive], "pos_id": number[positive],
+                             "negatives": [text_of[i] for i in chosen], "neg_ids": [number[i] for i in chosen]})
     counts["examples"] = len(examples)
     return examples, counts
+
+
+def _negatives(pool: list[CellId], mined: list[CellId], row: int, col: int, hard_negatives: int,
+               row_col_negatives: int, n_neg: int, rng: random.Random, counts: Counter) -> list[CellId]:
+    """``n_neg`` cells of ``pool`` (the table's cells that are not answers): the mined ones first, then cells of the
+    positive's row or column, then others at random (drawn again when the table is too small)."""
+    allowed = set(pool)
+    chosen: list[CellId] = [i for i in mined if i in allowed][:hard_negatives]
+    line = [i for i in pool if (i[1] == row or i[2] == col) and i not in chosen]
+    chosen += rng.sample(line, min(row_col_negatives, len(line)))
+    rest = [i for i in pool if i not in chosen]
+    chosen += rng.sample(rest, min(n_neg - len(chosen), len(rest)))
+    if len(chosen) < n_neg:  # a small table: draw again with replacement so batches stack
+        counts["examples_with_repeated_negatives"] += 1
+        chosen += rng.choices(pool, k=n_neg - len(chosen))
+    return chosen
 
 
 class TripletCollator:

@@ -13,6 +13,10 @@ conversation reaches the same table. Pass ``table_id`` to pin another table (a c
 command, or gold tables in an evaluation).
 
 **Without an LLM** (``llm=None``) the answer is extractive: the top-ranked cell's value.
+**The fine stage** (``fine_stage``): ``free`` (default; the LLM writes the answer from the top cells, the
+paper's setting, for large models), ``spans`` (the LLM chooses among candidate spans of the top cells by
+likelihood, :mod:`retrieval.ctbls.span_choice`, after ``span_examples``; what works with the small offline
+model) or ``extractive`` (no LLM call).
 An LLM failure (timeout, error, empty answer, after the backend's retries) never raises: the
 :class:`Answer` carries ``llm_ok=False``, the reason in ``error``, and the extractive answer as a
 fallback, so a caller always has something to show.
@@ -34,7 +38,13 @@ from retrieval.ctbls.build_index import (
     use_bf16,
 )
 from retrieval.ctbls.cell_text import CellId
-from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT, build_response_messages
+from retrieval.ctbls.prompts import (
+    DEFAULT_KNOWLEDGE_BUDGET,
+    RESPONSE_SYSTEM_PROMPT,
+    build_response_messages,
+    build_span_messages,
+)
+from retrieval.ctbls.span_choice import FINE_STAGES, cell_spans, choose_span, span_cells
 from retrieval.ctbls.state_tracker import CellStateTracker, History
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_tables
@@ -131,7 +141,11 @@ class CTBLSPipeline:
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0,
                  system_prompt: str | None = RESPONSE_SYSTEM_PROMPT, cache_dir: str | Path | None = None,
                  batch_size: int = 64, table_index: str | Path | None = None, cell_index: str | Path | None = None,
-                 require_index: bool = False, index_hint: str | None = None):
+                 require_index: bool = False, index_hint: str | None = None, fine_stage: str = "free",
+                 span_examples: Sequence[tuple[Sequence[str], str, str]] = (), span_scoring: str = "pmi"):
+        if fine_stage not in FINE_STAGES:
+            raise ValueError(f"fine_stage must be one of {FINE_STAGES}, got {fine_stage!r}")
+        self.fine_stage, self.span_examples, self.span_scoring = fine_stage, list(span_examples), span_scoring
         if table_retrieval not in ("dtr", "bm25"):
             raise ValueError(f"table_retrieval must be 'dtr' or 'bm25', got {table_retrieval!r}")
         if not tables:
@@ -233,8 +247,10 @@ class CTBLSPipeline:
         result = Answer(answer=extractive, table_id=table_id, table_title=self.tables[table_id].title,
                         table_score=table_score, cells=[(c.cell_id, c.text, c.score) for c in cells],
                         extractive=extractive)
-        if self.llm is None:
+        if self.llm is None or self.fine_stage == "extractive":
             return result
+        if self.fine_stage == "spans":
+            return self._choose_span(result, history, query, table_id, cells)
         result.prompt = self.messages(history, query, cells)
         try:
             generation = self.llm.generate([result.prompt], max_new_tokens=self.max_new_tokens,
@@ -245,4 +261,20 @@ class CTBLSPipeline:
         result.llm_ok, result.error = generation.ok, generation.error
         if generation.ok:
             result.answer = generation.text
+        return result
+
+    def _choose_span(self, result: Answer, history: History, query: str, table_id: str,
+                     cells: Sequence[RankedCell]) -> Answer:
+        """The span fine stage: the likeliest candidate span of the top cells; the extractive answer on failure."""
+        ranked = span_cells(self.tables[table_id], [c.cell_id[1:] for c in cells], self.passages, self.tracker.settings)
+        past = [(q, a or "") for q, a in history]
+        count = self.llm.count_tokens
+        kwargs = {"examples": self.span_examples, "knowledge_budget": self.knowledge_budget, "count_tokens": count}
+        result.prompt = build_span_messages(past, [c.text for c in ranked], query, **kwargs)
+        baseline = build_span_messages(past, [c.text for c in ranked], "", **kwargs)
+        choice = choose_span(self.llm, result.prompt, cell_spans(ranked), scoring=self.span_scoring,
+                             baseline=baseline)
+        result.llm_ok, result.error = choice.ok, choice.error
+        if choice.ok and choice.span is not None:
+            result.answer = choice.text
         return result

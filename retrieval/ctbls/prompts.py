@@ -144,3 +144,38 @@ def build_response_messages(
         for q, a in history:
             messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
     return [*messages, {"role": "user", "content": prompt}]
+
+
+# The fine stage's span choice (retrieval/ctbls/span_choice.py): the model reads the knowledge and is asked for the
+# exact phrase; its answer is then scored among the candidate spans, never generated freely.
+SPAN_SYSTEM_PROMPT = (
+    "You answer questions about a table. Reply with only the exact words from the knowledge that answer the "
+    "query: a name, a number, a date or a short phrase, nothing else."
+)
+
+
+def build_span_messages(
+    history: Sequence[tuple[str, str]],
+    knowledge: Sequence[str],
+    query: str,
+    *,
+    examples: Sequence[tuple[Sequence[str], str, str]] = (),
+    knowledge_budget: int | None = DEFAULT_KNOWLEDGE_BUDGET,
+    count_tokens: TokenCounter = whitespace_token_count,
+    system_prompt: str | None = SPAN_SYSTEM_PROMPT,
+) -> list[dict[str, str]]:
+    """Chat messages for choosing a span: the system prompt, few-shot examples, the history, then this turn.
+
+    ``examples`` are ``(knowledge, query, answer)`` triples, each written as a user message in this turn's
+    layout and the answer as the assistant's reply (few-shot, as in the paper's no-knowledge setting).
+    """
+    shots: list[dict[str, str]] = []
+    for shot_knowledge, shot_query, shot_answer in examples:
+        shots += [{"role": "user", "content": build_response_prompt([], shot_knowledge, shot_query,
+                                                                     knowledge_budget=knowledge_budget,
+                                                                     count_tokens=count_tokens)},
+                  {"role": "assistant", "content": shot_answer}]
+    turn = build_response_messages(history, knowledge, query, knowledge_budget=knowledge_budget,
+                                   count_tokens=count_tokens, system_prompt=None)
+    head = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*head, *shots, *turn]

@@ -4,8 +4,9 @@
 
 :mod:`retrieval.data.hf_datasets` gives every function here its ``datasets`` features and turns its rows into a
 ``datasets.Dataset``; the columns are documented there. Each function takes the data root (the folder holding
-``ottqa/``, ``zyphra_temporal/``, ``locomo/``) and, for a benchmark with splits, the split to keep (None: all),
-and yields its rows in the readers' order, so two exports of the same data are the same rows in the same order.
+``ottqa/``, ``zyphra_temporal/``, ``locomo/``, ``sqa/``) and, for a benchmark with splits, the split
+to keep (None: all), and yields its rows in the readers' order, so two exports of the same data are the same
+rows in the same order.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from retrieval.data.jsonio import DataError
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.ottqa import load_questions, load_tables
 from retrieval.data.ottqa_conversations import build_conversations, table_split
+from retrieval.data.sqa import load_sqa
 from retrieval.data.zyphra_temporal import log_paths, read_questions
 
 LOCOMO_CATEGORIES = (1, 2, 3, 4, 5)
@@ -80,6 +82,20 @@ def locomo_qa_rows(data_dir: str | Path, split: str | None = None) -> Iterator[d
             yield {"sample_id": sample_id(sample, i), "position": position, "question": q.question,
                    "category": q.category, "answer": q.answer, "adversarial_answer": q.adversarial_answer,
                    "evidence": list(q.evidence), "evidence_turn_ids": [turn_id[e] for e in q.evidence]}
+
+
+def sqa_rows(data_dir: str | Path, split: str | None = None) -> Iterator[dict]:
+    """One row per turn of SQA's sequences in train.tsv (a sequence is one conversation over one table)."""
+    data = load_sqa(_folder(data_dir, "sqa"), split)
+    for conv in data.conversations:
+        table = data.tables[conv.table_id]
+        history: list[dict] = []
+        for position, turn in enumerate(conv.turns):
+            texts = data.answer_texts[turn.turn_id]
+            yield {"conversation_id": conv.conv_id, "position": position, "turn_id": turn.turn_id,
+                   "table_id": conv.table_id, "split": table.split, "question": turn.query, "answer_text": texts,
+                   "answer_cells": [{"row": r, "column": c} for r, c in turn.targets], "history": list(history)}
+            history.append({"question": turn.query, "answer": turn.answer})
 
 
 def _utterance(source: str, log: str, u: Utterance) -> dict:

@@ -30,8 +30,8 @@ class ExportArguments:
     dataset: str = option(help="which benchmark", choices=tuple(BENCHMARKS))
     output_dir: str = option(help="folder the files go into (NAME/, NAME.jsonl, NAME.parquet)")
     data_dir: str = option(str(DATA_DIR), "the data root, holding ottqa/, zyphra_temporal/, locomo/ and sqa/")
-    split: str | None = option(None, "only this split (ottqa-*: train, val or test); default: every row, "
-                                     "each naming its split")
+    split: str | None = option(None, "only this split (ottqa-*: train, val or test; sqa: train, dev or "
+                                     "validation); default: every row, each naming its split")
     formats: list[str] = option(list(FORMATS), "what to write: disk (save_to_disk), json (JSON lines), parquet",
                                 choices=FORMATS)
     max_rows: int | None = option(None, "only the first N rows (a quick look)")

@@ -12,8 +12,8 @@
 Every benchmark is one entry of :data:`BENCHMARKS`: its columns (each a ``datasets`` feature and what it holds),
 the function that yields its rows (:mod:`retrieval.data.benchmark_rows`), its splits and its licence. The README's
 schema tables are :func:`schema_table`'s output. A benchmark with splits gives every row its split (``split``), and
-``build(..., split=...)`` keeps one; the others have none. Adding a benchmark is one entry: SQA's is there, without
-rows, until a reader for ``DATA_DIR/sqa`` exists (asking for it is a one-line :class:`DataError`).
+``build(..., split=...)`` keeps one; the others have none. Adding a benchmark is one entry (its reader's rows);
+an entry without rows yet is refused in one line (:class:`DataError`).
 
 Integers are ``int64`` and text ``string`` (nullable), so what ``load_dataset("json")`` infers from an export is these
 features wherever a column holds values (a column of empty lists or nulls only is inferred as ``null``: pass
@@ -37,6 +37,7 @@ from retrieval.atomic import rename_into_place, staging_folder
 from retrieval.data import benchmark_rows as rows
 from retrieval.data.jsonio import DataError
 from retrieval.data.ottqa_conversations import SPLITS as OTTQA_SPLITS
+from retrieval.data.sqa import SPLITS as SQA_SPLITS
 
 STRING, INT = Value("string"), Value("int64")
 FORMATS = ("disk", "json", "parquet")
@@ -133,9 +134,22 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
          "turn_id": (STRING, "the source's turn id (\"D1:3\")")},
         rows.log_rows, (), "CC BY-NC 4.0 (LoCoMo's text; Zyphra's logs state no licence)"),
     Benchmark(
-        "sqa", "Microsoft's Sequential Question Answering (SQA) over WikiTableQuestions tables.",
-        unavailable="no reader for SQA exists yet (its files are in DATA_DIR/sqa, see SOURCE.md there); "
-                    "this export gets it with the reader"),
+        "sqa",
+        "Microsoft's Sequential Question Answering (SQA) over WikiTableQuestions tables: train.tsv's question "
+        "sequences, one row a turn; a sequence (id, annotator) is one conversation over one table.",
+        {"conversation_id": (STRING, "the sequence: SQA's id and annotator (\"nt-639_1\")"),
+         "position": (INT, "SQA's position: 0-based turn number in the sequence"),
+         "turn_id": (STRING, "id_annotator_position"),
+         "table_id": (STRING, "the table: its table_csv file name without .csv"),
+         "split": (STRING, "train, dev or validation: our split of train.tsv's tables, from sha1 of the file name"),
+         "question": (STRING, "the question"),
+         "answer_text": (List(STRING), "SQA's answer_text: the gold answer cells' text"),
+         "answer_cells": (List({"row": INT, "column": INT}),
+                          "the answer's cells (row 0 = first data row); cells outside the table are dropped"),
+         "history": (List({"question": STRING, "answer": STRING}),
+                     "the turns before this one, oldest first (answer: their answer texts joined by \", \")")},
+        rows.sqa_rows, SQA_SPLITS, "MS-PL (SQA's questions); CC BY-SA 4.0 (WikiTableQuestions' tables)",
+        "https://www.microsoft.com/en-us/download/details.aspx?id=54253"),
 )}
 
 
