@@ -50,6 +50,7 @@ from retrieval.memory.when_answer import (
     answer_from_evidence,
     question_kind,
 )
+from retrieval.memory.when_between import answer_length_between, between_parts, split_evidence
 
 logger = logging.getLogger("eval.locomo_answers")
 DEV = ("conv-26", "conv-30", "conv-41")
@@ -106,8 +107,14 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         ranked = memory.when_evidence(qa.question, now, margin=None)
         kept = ranked if margin is None else memory.when_evidence(qa.question, now, margin=margin)
         e2e = answer_from_evidence(kind, kept, now, rule, frame)
+        gold_answer = answer_from_evidence(kind, gold_rows, now, "stated")
+        parts = between_parts(qa.question) if kind == "between" else None
+        if parts:  # a length between two events: each ranked on its own (gold: the first evidence turn, the rest)
+            gold_answer = answer_length_between(qa.question, *split_evidence(gold_rows), now)
+            e2e = answer_length_between(qa.question, *(memory.when_evidence(p, now, margin=margin) for p in parts),
+                                        now)
         top = ranked.iloc[0]["timestamp"].date() if len(ranked) else None
-        preds = {"gold_evidence": from_answer(answer_from_evidence(kind, gold_rows, now, "stated")),
+        preds = {"gold_evidence": from_answer(gold_answer),
                  "end_to_end": from_answer(e2e),
                  "top_turn_timestamp": Prediction(top and f"{top.day} {top:%B %Y}", top,
                                                   top and top + timedelta(days=1))}

@@ -24,7 +24,10 @@ import pandas as pd
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.time_rules_events import weekend_before
 
-KINDS = {"ago": r"how\s+long\s+ago", "how_long": r"how\s+long\s+(?:has|have|had|did|was|were|is|are|does|do)",
+_HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
+# "between" first: a length between two events (retrieval.memory.when_between), then one event's
+KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|till)\b)", "ago": rf"{_HOW}\s+ago",
+         "how_long": rf"{_HOW}\s+(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed)",
          "month": r"(?:in\s+)?(?:which|what)\s+month", "year": r"(?:in\s+)?(?:which|what)\s+year",
          "when": r"when|(?:on\s+)?(?:what|which)\s+(?:date|day|week|weekend)|around\s+when"}
 _KIND_RE = [(k, re.compile(rf"^\W*(?:{p})\b", re.I)) for k, p in KINDS.items()]
@@ -39,7 +42,8 @@ WHEN_MARGIN: float | None = None
 
 def question_kind(question: str) -> str | None:
     """What a question asks for, from its last sentence: ``when`` (a time), ``ago`` (how long ago), ``how_long``
-    (a length), ``month``, ``year``; None when it does not ask when."""
+    (a length), ``between`` (the length between two events: "how many weeks passed between X and Y", "how long
+    did X before Y"), ``month``, ``year``; None when it does not ask when."""
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", question.strip()) if s.strip()]
     asking = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1] if sentences else "")
     return next((k for k, p in _KIND_RE if p.search(asking)), None)
@@ -210,7 +214,7 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         lo, hi = round(lo), round(hi)
         out.duration, out.answer = (lo, hi, unit), f"{length_text(lo, hi, unit)} ago"
         out.derivation.append(f"from then to now ({now.date()}): {out.answer}")
-    elif kind == "how_long":
+    elif kind in ("how_long", "between"):  # a between question without two events: the one event's length
         unit = unit_of(t)
         if source == "timestamp":
             out.answer = None
