@@ -115,6 +115,12 @@ def test_ask_answers_when(tiny_encoder):
     assert memory.ask("What did Melanie say about the race?").answer is None  # not a when-question
 
 
+def test_ask_answers_a_length_between_two_events(tiny_encoder):
+    r = memory_of(tiny_encoder).ask("How many days passed between the support group and the charity race?")
+    assert r.answer.kind == "between" and r.answer.duration is not None and r.answer.duration[2] == "day"
+    assert " day" in r.answer.answer and len(r.answer.derivation) == 3
+
+
 def test_event_time_filter(tiny_encoder):
     memory = memory_of(tiny_encoder)
     r = memory.ask("When did Caroline go to the support group in May?")

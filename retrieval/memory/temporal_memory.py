@@ -42,6 +42,7 @@ from retrieval.memory.when_answer import (
     question_kind,
     when_ops,
 )
+from retrieval.memory.when_between import answer_length_between, between_parts
 from retrieval.search.fusion import reciprocal_rank_fusion
 
 REWRITES = ("none", "context", "carry", "llm")
@@ -235,6 +236,9 @@ class TemporalMemory:
                               "event time or, without one, by when it was said), answered from the best row")
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
         answer = answer_from_evidence(kind, execution.rows, now, self.evidence_rule, frame) if kind else None
+        parts = between_parts(asked) if kind == "between" else None
+        if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between)
+            answer = answer_length_between(asked, *(self.when_evidence(p, now) for p in parts), now)
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,
