@@ -92,8 +92,11 @@ def test_evidence_rules():
     assert pick_evidence(ranked, "stated").name == 3
     assert pick_evidence(ranked, "turn", frame).name == 0  # the utterance the reply follows states a time
     assert pick_evidence(ranked, "turn_stated", frame).name == 0
+    assert pick_evidence(ranked, "stated", depth=2).name == 1  # row 3 lies deeper: the first row answers
     with pytest.raises(ValueError, match="evidence rule"):
         pick_evidence(ranked, "best")
+    with pytest.raises(ValueError, match="evidence depth"):
+        pick_evidence(ranked, "stated", depth=0)
 
 
 def memory_of(encoder):

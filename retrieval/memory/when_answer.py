@@ -38,6 +38,8 @@ EVIDENCE_RULES = ("top", "stated", "turn", "stated_turn", "turn_stated")
 EVIDENCE_RULE = "stated"
 # The evidence rows are not cut at a margin (None) but kept whole (EVIDENCE_K): chosen on the dev conversations.
 WHEN_MARGIN: float | None = None
+# How many of the ranked rows the evidence rule looks at (None: all EVIDENCE_K): chosen on the dev conversations.
+EVIDENCE_DEPTH: int | None = None
 
 
 def question_kind(question: str) -> str | None:
@@ -152,18 +154,20 @@ def previous_row(frame: pd.DataFrame, row: pd.Series) -> pd.Series | None:
     return frame.iloc[pos - 1]
 
 
-def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None
-                  ) -> pd.Series | None:
+def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None,
+                  depth: int | None = EVIDENCE_DEPTH) -> pd.Series | None:
     """The row to answer from, of ``rows`` (best first), by ``rule`` (:data:`EVIDENCE_RULES`): ``top`` the first;
     ``stated`` the first that states an event time (else the first); ``turn`` the first, or, when it states
     none, the utterance it follows in ``frame`` if that one does; ``stated_turn`` the first that states one of
     the rows each followed by the utterance before it; ``turn_stated`` the first that states one of the first
-    row, the utterance it follows, then the other rows."""
+    row, the utterance it follows, then the other rows. Only the first ``depth`` rows are looked at (None: all)."""
+    if depth is not None and depth < 1:
+        raise ValueError(f"the evidence depth must be at least 1 (or None for all rows), got {depth}")
     if rows.empty:
         return None
     if rule not in EVIDENCE_RULES:
         raise ValueError(f"evidence rule must be one of {EVIDENCE_RULES}, got {rule!r}")
-    candidates = [r for _, r in rows.iterrows()]
+    candidates = [r for _, r in (rows if depth is None else rows.head(depth)).iterrows()]
     if rule in ("turn", "stated_turn", "turn_stated") and frame is not None:
         expanded, seen = [], set()
         for r in candidates if rule == "stated_turn" else candidates[:1]:
@@ -180,10 +184,10 @@ def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataF
 
 
 def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str = EVIDENCE_RULE,
-                         frame: pd.DataFrame | None = None) -> WhenAnswer:
+                         frame: pd.DataFrame | None = None, depth: int | None = EVIDENCE_DEPTH) -> WhenAnswer:
     """Answer a ``kind`` question (:func:`question_kind`) from ``rows``, best first, the row picked by ``rule``
-    (:func:`pick_evidence`, ``frame`` the whole table's rows): see the module."""
-    row = pick_evidence(rows, rule, frame)
+    of the first ``depth`` (:func:`pick_evidence`, ``frame`` the whole table's rows): see the module."""
+    row = pick_evidence(rows, rule, frame, depth)
     if row is None:
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
     said = row["timestamp"].to_pydatetime()
