@@ -140,3 +140,10 @@ def test_ask_command_json(tmp_path, tiny_backbone, capsys):
                                  "When did Ann adopt the puppy?", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["answer"]["answer"] == "6 May 2023" and out["answer"]["derivation"]
+
+
+def test_a_how_long_question_reads_the_row_that_states_a_length():
+    later = [SAID + timedelta(seconds=i) for i in range(2)]
+    ranked = frame_of(("We met up last week!", later[0]), ("I've known these friends for 4 years.", later[1]))
+    assert answer_from_evidence("how_long", ranked, NOW).answer == "4 years"  # not the 7 days since last week
+    assert answer_from_evidence("when", ranked, NOW).answer == "the week before 9 June 2023"

@@ -40,6 +40,9 @@ EVIDENCE_RULE = "stated"
 WHEN_MARGIN: float | None = None
 # How many of the ranked rows the evidence rule looks at (None: all EVIDENCE_K): chosen on the dev conversations.
 EVIDENCE_DEPTH: int | None = None
+# The question kinds answered from the first ranked row that states a length, when one does: chosen on the dev
+# conversations (() to turn it off).
+LENGTH_FIRST = ("how_long",)
 
 
 def question_kind(question: str) -> str | None:
@@ -183,11 +186,19 @@ def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataF
     return rows.iloc[0]
 
 
+def states_length(row: pd.Series | None) -> bool:
+    """Whether a row's event time comes with a length ("for 4 years", "7 years now")."""
+    d = None if row is None else row.get("event_duration")
+    return isinstance(d, (tuple, list)) and len(d) == 3
+
+
 def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str = EVIDENCE_RULE,
                          frame: pd.DataFrame | None = None, depth: int | None = EVIDENCE_DEPTH) -> WhenAnswer:
     """Answer a ``kind`` question (:func:`question_kind`) from ``rows``, best first, the row picked by ``rule``
     of the first ``depth`` (:func:`pick_evidence`, ``frame`` the whole table's rows): see the module."""
     row = pick_evidence(rows, rule, frame, depth)
+    if kind in LENGTH_FIRST:  # "how long ...?": a row that states a length answers before one that states a time
+        row = next((r for _, r in rows.head(depth or len(rows)).iterrows() if states_length(r)), row)
     if row is None:
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
     said = row["timestamp"].to_pydatetime()

@@ -19,7 +19,14 @@ from datetime import datetime
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
-from retrieval.memory.when_answer import UNIT_DAYS, WhenAnswer, answer_from_evidence, length_text, pick_evidence
+from retrieval.memory.when_answer import (
+    UNIT_DAYS,
+    WhenAnswer,
+    answer_from_evidence,
+    length_text,
+    pick_evidence,
+    states_length,
+)
 
 UNIT = r"(?:days|weeks|months|years)"
 HOW = rf"how\s+(?:long|many\s+{UNIT}|much\s+time)"
@@ -106,11 +113,6 @@ def answer_between(rows_a: pd.DataFrame, rows_b: pd.DataFrame, unit: str | None 
     first, last = sorted((ta, tb), key=middle)
     return WhenAnswer("between", length_text(n, n, unit), first.start, last.end, "duration", (n, n, unit),
                       source=f"{sa}+{sb}", evidence=evidence, derivation=how)
-
-
-def states_length(row: pd.Series | None) -> bool:
-    d = None if row is None else row.get("event_duration")
-    return isinstance(d, (tuple, list)) and len(d) == 3
 
 
 def answer_length_between(question: str, rows_a: pd.DataFrame, rows_b: pd.DataFrame, now: datetime) -> WhenAnswer:
