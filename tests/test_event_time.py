@@ -76,6 +76,7 @@ def test_phrasings_of_our_own(text, expected):
     ("I've been vegan for a couple of years.", (2, 3, "year")),
     ("We have dated for the last few months", (2, 5, "month")),
     ("We stayed for 2 days last week", (2, 2, "day")),
+    ("Married 5 years already! Time flies.", (5, 5, "year")),
 ])
 def test_lengths_of_our_own(text, duration):
     assert read_event_time(text, WED).time.duration == duration
@@ -92,7 +93,8 @@ def test_lengths_and_vague_phrases():
     assert r.time.duration == (7, 7, "year") and r.time.start.year == 2016
     fuzzy = read_event_time("Got the tattoo a few years ago", THU)
     assert fuzzy.time.duration == (2, 5, "year") and "not a precise date" in fuzzy.note
-    for text in ("I took a class recently", "It was a while ago", "I saw it the other day"):
+    for text in ("I took a class recently", "It was a while ago", "I saw it the other day",
+                 "I opened my shop not so long ago", "I'll travel a lot in the next few weeks"):
         r = read_event_time(text, THU)
         assert r.time is None and r.vague and "vague" in r.note  # no interval, never a precise date
 

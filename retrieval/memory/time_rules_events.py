@@ -21,11 +21,18 @@ Readings, with D the day the utterance was said (the calendar of its timestamp's
 - seasons (meteorological, northern: spring March-May, summer June-August, fall September-November, winter
   December-February): "last summer" the latest summer that ended before D, "this summer" the summer of D's
   year (a winter: the one holding D, else the coming one), "next summer" the first that starts after D.
-- durations: "for 4 years", "4 years now", "since 2016": a length back from D, and the event's start as an
-  interval of the duration's unit (the year D.year - 4; the year 2016).
+- durations: "for 4 years", "4 years now", "5 years already", "for 3 weeks", "for 2 days", "since 2016": a length
+  back from D, and the event's start as an interval of the duration's unit (the year D.year - 4; the year 2016).
+  A length gives way to any other expression of the utterance for the when (:mod:`retrieval.memory.event_time`).
+- fuzzy lengths: "for the past few months", "for a couple of years", "over the last several weeks": 2 to 5 (a
+  couple: 2 to 3) units up to D, granularity ``fuzzy``, the length kept; "in the next few months" is vague (no
+  interval: a plan, which as a span drew when-answers away from the row that answered, on the dev conversations).
+- "the weekend before last": the second latest weekend before D; "two Saturdays ago": the second latest Saturday
+  before D; "on the 5th" (closing a clause): the latest 5th up to D; "the summer of 2021", "spring 2019": that
+  season of that year.
 - fuzzy spans: "a few / several / some days (weeks, months, years) ago" is 2 to 5 units before D, "a couple of
-  ... ago" 2 to 3, granularity ``fuzzy``; "a while ago", "recently", "lately", "the other day", "some time ago"
-  have no interval (kind ``vague``), never a precise date.
+  ... ago" 2 to 3, granularity ``fuzzy``; "a while ago", "recently", "lately", "the other day", "some time ago",
+  "not so long ago" have no interval (kind ``vague``), never a precise date.
 """
 
 from __future__ import annotations
@@ -232,7 +239,7 @@ def since_year(cal: Calendar, m: re.Match) -> EventExpression:
 
 @event_rule(r"\bfor\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+|the\s+(?:last|past)\s+)?"
             r"(\d+|a)\s+(years?|months?|weeks?|days?)\b(?!\s+(?:old|from|ago))",
-            r"\b(\d+)\s+(years?|months?|weeks?)\s+(?:now|and\s+counting|so\s+far)\b")
+            r"\b(\d+)\s+(years?|months?|weeks?)\s+(?:now|already|and\s+counting|so\s+far)\b")
 def duration_back(cal: Calendar, m: re.Match) -> EventExpression:
     n, unit = _n(m.group(1)), m.group(2).rstrip("s")
     first, last = unit_start(cal, unit, n)
@@ -259,7 +266,14 @@ def fuzzy_length(cal: Calendar, m: re.Match) -> EventExpression:
               note=f"{m.group(0).strip()!r}: a length of {lo} to {hi} {unit}s up to the day it was said")
 
 
+@event_rule(r"\b(?:(?:in|over|during|for)\s+)?the\s+(?:next|coming)\s+(couple|few|several)\s+(?:of\s+)?"
+            r"(days|weeks|months|years)\b")
+def fuzzy_ahead(cal: Calendar, m: re.Match) -> EventExpression:
+    # A plan, not an event: as an interval it drew when-answers away from the row that answered (dev conversations)
+    return ev("vague", None, note=f"{m.group(0).strip()!r} is a vague span ahead of the day it was said: no interval")
+
+
 @event_rule(r"\b(?:a\s+(?:little\s+|long\s+)?while\s+(?:ago|back)|recently|lately|the\s+other\s+day"
-            r"|some\s+time\s+ago|a\s+long\s+time\s+ago|ages\s+ago)\b")
+            r"|some\s+time\s+ago|a\s+long\s+time\s+ago|ages\s+ago|not\s+(?:so\s+|that\s+)?long\s+ago)\b")
 def vague(cal: Calendar, m: re.Match) -> EventExpression:
     return ev("vague", None, note=f"{m.group(0).strip()!r} is vague: no interval")
