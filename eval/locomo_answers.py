@@ -43,6 +43,7 @@ from retrieval.memory.event_time import event_counts
 from retrieval.memory.planner import parse_margin
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import (
+    EVIDENCE_DEPTH,
     EVIDENCE_RULE,
     EVIDENCE_RULES,
     WHEN_MARGIN,
@@ -50,6 +51,7 @@ from retrieval.memory.when_answer import (
     answer_from_evidence,
     question_kind,
 )
+from retrieval.memory.when_between import answer_length_between, between_parts, split_evidence
 
 logger = logging.getLogger("eval.locomo_answers")
 DEV = ("conv-26", "conv-30", "conv-41")
@@ -88,7 +90,8 @@ def llm_prompt(question: str, rows) -> list[dict]:
 
 
 def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, cache_dir, rule: str,
-                         llm_k: int, margin: float | None) -> tuple[list[dict], list[dict], dict]:
+                         llm_k: int, margin: float | None, depth: int | None = EVIDENCE_DEPTH
+                         ) -> tuple[list[dict], list[dict], dict]:
     """(records of parsed questions, parse failures, ingest counts) of one conversation; each record holds the
     predictions of every method but the LLM's, and the LLM's prompt."""
     utterances = sample_utterances(sample, where, i)
@@ -105,9 +108,15 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         gold_rows = frame.loc[list(qa.evidence)]
         ranked = memory.when_evidence(qa.question, now, margin=None)
         kept = ranked if margin is None else memory.when_evidence(qa.question, now, margin=margin)
-        e2e = answer_from_evidence(kind, kept, now, rule, frame)
+        e2e = answer_from_evidence(kind, kept, now, rule, frame, depth)
+        gold_answer = answer_from_evidence(kind, gold_rows, now, "stated")
+        parts = between_parts(qa.question) if kind == "between" else None
+        if parts:  # a length between two events: each ranked on its own (gold: the first evidence turn, the rest)
+            gold_answer = answer_length_between(qa.question, *split_evidence(gold_rows), now)
+            e2e = answer_length_between(qa.question, *(memory.when_evidence(p, now, margin=margin) for p in parts),
+                                        now)
         top = ranked.iloc[0]["timestamp"].date() if len(ranked) else None
-        preds = {"gold_evidence": from_answer(answer_from_evidence(kind, gold_rows, now, "stated")),
+        preds = {"gold_evidence": from_answer(gold_answer),
                  "end_to_end": from_answer(e2e),
                  "top_turn_timestamp": Prediction(top and f"{top.day} {top:%B %Y}", top,
                                                   top and top + timedelta(days=1))}
@@ -158,7 +167,8 @@ def summarise(records: list[dict], dev: Sequence[str]) -> dict:
 
 def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[str] | None = None,
              dev: Sequence[str] = DEV, backend=None, llm_k: int = 5, max_new_tokens: int = 24,
-             rule: str = EVIDENCE_RULE, margin: float | None = WHEN_MARGIN) -> dict:
+             rule: str = EVIDENCE_RULE, margin: float | None = WHEN_MARGIN,
+             depth: int | None = EVIDENCE_DEPTH) -> dict:
     samples = read_samples(data)
     known = [sample_id(s, i) for i, s in enumerate(samples)]
     unknown = sorted(set(only or ()) - set(known))
@@ -170,7 +180,7 @@ def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[st
         if only and sid not in only:
             continue
         recs, fails, ingest[sid] = conversation_records(sid, sample, str(data), i, encoder, cache_dir,
-                                                        rule, llm_k, margin)
+                                                        rule, llm_k, margin, depth)
         records += recs
         failures += fails
         logger.info("%s: %d questions scored, %d gold answers unread", sid, len(recs), len(fails))
@@ -179,7 +189,7 @@ def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[st
     llm_failed = add_llm(records, backend, max_new_tokens) if backend is not None else None
     scored(records)
     return {"data": str(data), "encoder": encoder.identity, "dev": list(dev), "evidence_rule": rule,
-            "evidence_margin": margin,
+            "evidence_margin": margin, "evidence_depth": depth,
             "llm": getattr(backend, "identity", None), "llm_failed": llm_failed, "n_scored": len(records),
             "gold_unread": failures, "ingest": ingest, "results": summarise(records, dev),
             "questions": [question_json(r) for r in records]}
@@ -215,6 +225,16 @@ def print_report(report: dict) -> None:
         f"reads, {v['vague_only']} vague" for k, v in report["ingest"].items()))
 
 
+def parse_depth(text: str) -> int | None:
+    """``--evidence-depth``: a number of rows (at least 1), or 'none' for all."""
+    if str(text).strip().lower() in ("none", ""):
+        return None
+    n = int(text)
+    if n < 1:
+        raise ValueError(f"the evidence depth must be at least 1 or 'none', got {text!r}")
+    return n
+
+
 @dataclass
 class LocomoAnswersArguments:
     """LoCoMo's temporal questions: answer accuracy (strict and lenient) against the gold dates."""
@@ -228,6 +248,8 @@ class LocomoAnswersArguments:
                                 choices=EVIDENCE_RULES)
     evidence_margin: float | None = option(WHEN_MARGIN, "evidence rows kept within this many fusion votes of the "
         "best ('none': all 10)", parse=parse_margin)
+    evidence_depth: int | None = option(EVIDENCE_DEPTH, "ranked rows the evidence rule looks at ('none': all)",
+                                        parse=parse_depth)
     llm: str | dict | None = option(None, "LLM spec for the LLM row (e.g. a llama.cpp server: '{\"backend\": "
         "\"openai\", \"model\": \"smollm2\", \"base_url\": \"http://127.0.0.1:8082/v1\"}'); none: no LLM row")
     llm_k: int = option(5, "retrieved turns the LLM reads")
@@ -247,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             backend = load_backend(args.llm, cache=args.llm_cache or None)
         report = evaluate(args.locomo, load_encoder(args.encoder), args.cache_dir or None, args.samples, args.dev,
                           backend, args.llm_k, args.max_new_tokens, args.evidence_rule,
-                          args.evidence_margin)
+                          args.evidence_margin, args.evidence_depth)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

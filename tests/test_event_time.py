@@ -49,12 +49,52 @@ def test_utterance_expressions(text, said, expected):
     assert reading(text, said) == expected
 
 
+# Phrasings of our own (general English, none from LoCoMo), said on Wednesday 14 June 2023.
+WED = datetime(2023, 6, 14, 15, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("We went camping the weekend before last.", (date(2023, 6, 3), date(2023, 6, 5), "weekend")),
+    ("I ran a marathon two Saturdays ago.", (date(2023, 6, 3), date(2023, 6, 4), "day")),
+    ("The race was on the 5th.", (date(2023, 6, 5), date(2023, 6, 6), "day")),
+    ("The party was on the 20th!", (date(2023, 5, 20), date(2023, 5, 21), "day")),  # the latest 20th
+    ("We hiked there in the spring of 2021", (date(2021, 3, 1), date(2021, 6, 1), "season")),
+    ("That was summer 2019, I think.", (date(2019, 6, 1), date(2019, 9, 1), "season")),
+    ("I moved in early June.", (date(2023, 6, 1), date(2023, 6, 11), "span")),
+    ("I saw her a couple of weeks back.", (date(2023, 5, 24), date(2023, 6, 7), "fuzzy")),
+    ("I've been painting for the past few months.", (date(2023, 1, 1), date(2023, 6, 14), "fuzzy")),
+    ("I took pottery classes over the summer.", (date(2023, 6, 1), date(2023, 9, 1), "season")),
+    ("We went hiking last spring.", (date(2023, 3, 1), date(2023, 6, 1), "season")),
+])
+def test_phrasings_of_our_own(text, expected):
+    assert reading(text, WED) == expected
+
+
+@pytest.mark.parametrize("text, duration", [
+    ("I've been doing it for three weeks.", (3, 3, "week")),
+    ("I stayed there for 2 days.", (2, 2, "day")),
+    ("I've been vegan for a couple of years.", (2, 3, "year")),
+    ("We have dated for the last few months", (2, 5, "month")),
+    ("We stayed for 2 days last week", (2, 2, "day")),
+    ("Married 5 years already! Time flies.", (5, 5, "year")),
+])
+def test_lengths_of_our_own(text, duration):
+    assert read_event_time(text, WED).time.duration == duration
+
+
+def test_a_length_gives_way_to_the_when():
+    """"We stayed for 2 days last week": the event was last week, and lasted 2 days."""
+    assert reading("We stayed for 2 days last week", WED) == (date(2023, 6, 7), date(2023, 6, 14), "week")
+    assert read_event_time("I'm 2 days ago", WED).time.duration is None  # "N days ago" is no length
+
+
 def test_lengths_and_vague_phrases():
     r = read_event_time("Seven years now, and I finally found my muse", THU)
     assert r.time.duration == (7, 7, "year") and r.time.start.year == 2016
     fuzzy = read_event_time("Got the tattoo a few years ago", THU)
     assert fuzzy.time.duration == (2, 5, "year") and "not a precise date" in fuzzy.note
-    for text in ("I took a class recently", "It was a while ago", "I saw it the other day"):
+    for text in ("I took a class recently", "It was a while ago", "I saw it the other day",
+                 "I opened my shop not so long ago", "I'll travel a lot in the next few weeks"):
         r = read_event_time(text, THU)
         assert r.time is None and r.vague and "vague" in r.note  # no interval, never a precise date
 

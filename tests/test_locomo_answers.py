@@ -126,3 +126,19 @@ def test_command_writes_report(tmp_path, tiny_backbone, capsys):
     assert code == 0 and "gold_evidence" in printed and "unread gold" in printed and out.exists()
     assert json.loads(out.read_text())["ingest"]["conv-x"]["with_event_time"] == 1
     assert locomo_answers.main(["--locomo", str(tmp_path / "nope.json")]) == 2
+
+
+def test_a_length_between_two_events_is_scored(tmp_path, tiny_backbone):
+    """Rex adopted on 5 May (no expression: the day it was said), pottery started "yesterday" on 12 May: 6 days."""
+    from models.dual_encoder import DualEncoder
+
+    path = locomo_file(tmp_path)
+    data = json.loads(path.read_text())
+    data[0]["qa"] = [{"question": "How many days passed between Ann adopting Rex and Bob starting pottery classes?",
+                      "answer": "6 days", "evidence": ["D1:1", "D2:1"], "category": 2}]
+    path.write_text(json.dumps(data))
+    report = locomo_answers.evaluate(str(path), DualEncoder.from_backbone(tiny_backbone), dev=("conv-x",),
+                                     depth=1)
+    (q,) = report["questions"]
+    assert q["kind"] == "between" and q["answers"]["gold_evidence"] == "6 days" and q["strict"]["gold_evidence"]
+    assert report["evidence_depth"] == 1 and q["form"] == "duration"

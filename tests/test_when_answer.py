@@ -28,6 +28,10 @@ def tiny_encoder(tiny_backbone):
     ("What date did Maria donate her car?", "when"),
     ("How long ago was Caroline's 18th birthday?", "ago"),
     ("How long has Melanie been practicing art?", "how_long"),
+    ("How many years ago did she graduate?", "ago"),
+    ("How many months has he been running?", "how_long"),
+    ("How many weeks passed between Ann adopting Rex and Fido?", "between"),
+    ("How long did Bob work at the bank before he quit?", "between"),
     ("Which month did Jon host the competition?", "month"),
     ("In what year did John get Max?", "year"),
     ("What did Caroline say about the support group?", None),
@@ -88,8 +92,11 @@ def test_evidence_rules():
     assert pick_evidence(ranked, "stated").name == 3
     assert pick_evidence(ranked, "turn", frame).name == 0  # the utterance the reply follows states a time
     assert pick_evidence(ranked, "turn_stated", frame).name == 0
+    assert pick_evidence(ranked, "stated", depth=2).name == 1  # row 3 lies deeper: the first row answers
     with pytest.raises(ValueError, match="evidence rule"):
         pick_evidence(ranked, "best")
+    with pytest.raises(ValueError, match="evidence depth"):
+        pick_evidence(ranked, "stated", depth=0)
 
 
 def memory_of(encoder):
@@ -111,6 +118,12 @@ def test_ask_answers_when(tiny_encoder):
     assert memory.ask("What did Melanie say about the race?").answer is None  # not a when-question
 
 
+def test_ask_answers_a_length_between_two_events(tiny_encoder):
+    r = memory_of(tiny_encoder).ask("How many days passed between the support group and the charity race?")
+    assert r.answer.kind == "between" and r.answer.duration is not None and r.answer.duration[2] == "day"
+    assert " day" in r.answer.answer and len(r.answer.derivation) == 3
+
+
 def test_event_time_filter(tiny_encoder):
     memory = memory_of(tiny_encoder)
     r = memory.ask("When did Caroline go to the support group in May?")
@@ -129,3 +142,10 @@ def test_ask_command_json(tmp_path, tiny_backbone, capsys):
                                  "When did Ann adopt the puppy?", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["answer"]["answer"] == "6 May 2023" and out["answer"]["derivation"]
+
+
+def test_a_how_long_question_reads_the_row_that_states_a_length():
+    later = [SAID + timedelta(seconds=i) for i in range(2)]
+    ranked = frame_of(("We met up last week!", later[0]), ("I've known these friends for 4 years.", later[1]))
+    assert answer_from_evidence("how_long", ranked, NOW).answer == "4 years"  # not the 7 days since last week
+    assert answer_from_evidence("when", ranked, NOW).answer == "the week before 9 June 2023"

@@ -11,7 +11,8 @@ ones of :mod:`retrieval.memory.time_rules_events`, "now" being the utterance's o
   ("unresolved: ...") and counted (:func:`event_counts`). Vague phrases ("recently", "a while ago") get no
   interval either (noted "vague"); "a few years ago" gets a fuzzy span, never a precise date.
 - When an utterance holds several expressions, the first that resolves to an interval is its event time, except
-  that a phrase naming the day it was said ("today", "this morning") gives way to any other.
+  that a phrase naming the day it was said ("today", "this morning") gives way to any other, and a length ("for 2
+  days") to any other but such a day ("we stayed for 2 days last week": last week, lasting 2 days).
 - Granularity: the rule's own (day, week, weekend, month, season, year, fuzzy), else read from the interval's
   shape (one day, seven days, a calendar month or year; any other length is a ``span``).
 """
@@ -30,6 +31,7 @@ from retrieval.memory.time_rules_events import EVENT_RULES
 
 EVENT_COLUMNS = ("event_start", "event_end", "event_granularity", "event_phrase", "event_duration", "event_note")
 SAME_DAY_KINDS = ("day", "today", "earlier_today")  # phrases that name the day the utterance was said
+LENGTH_KINDS = ("duration", "fuzzy_length")  # "for 2 days", "for the past few months": a length, a start only by it
 
 
 @dataclass(frozen=True)
@@ -110,10 +112,12 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
         elif e.intervals:
             timed.append(e)
     if timed:
-        best = next((e for e in timed if e.kind not in SAME_DAY_KINDS), timed[0])
+        best = next((e for e in timed if e.kind not in SAME_DAY_KINDS + LENGTH_KINDS),
+                    next((e for e in timed if e.kind not in SAME_DAY_KINDS), timed[0]))
+        length = next((e.duration for e in [best] + timed if getattr(e, "duration", None)), None)
         start, end = best.intervals[0][0], best.intervals[-1][1]
-        reading.time = EventTime(start, end, granularity_of(best, start, end), best.text, best.kind,
-                                 getattr(best, "duration", None), best.note)
+        reading.time = EventTime(start, end, granularity_of(best, start, end), best.text, best.kind, length,
+                                 best.note)
     return reading
 
 

@@ -42,6 +42,7 @@ from retrieval.memory.when_answer import (
     question_kind,
     when_ops,
 )
+from retrieval.memory.when_between import answer_length_between, between_parts
 from retrieval.search.fusion import reciprocal_rank_fusion
 
 REWRITES = ("none", "context", "carry", "llm")
@@ -238,6 +239,9 @@ class TemporalMemory:
             plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
                               "names, by event time or, without one, by when it was said): "
                               + json.dumps(evidence_ops, default=str))
+        parts = between_parts(asked) if kind == "between" else None
+        if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between)
+            answer = answer_length_between(asked, *(self.when_evidence(p, now) for p in parts), now)
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,

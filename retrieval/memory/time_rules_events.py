@@ -21,11 +21,18 @@ Readings, with D the day the utterance was said (the calendar of its timestamp's
 - seasons (meteorological, northern: spring March-May, summer June-August, fall September-November, winter
   December-February): "last summer" the latest summer that ended before D, "this summer" the summer of D's
   year (a winter: the one holding D, else the coming one), "next summer" the first that starts after D.
-- durations: "for 4 years", "4 years now", "since 2016": a length back from D, and the event's start as an
-  interval of the duration's unit (the year D.year - 4; the year 2016).
+- durations: "for 4 years", "4 years now", "5 years already", "for 3 weeks", "for 2 days", "since 2016": a length
+  back from D, and the event's start as an interval of the duration's unit (the year D.year - 4; the year 2016).
+  A length gives way to any other expression of the utterance for the when (:mod:`retrieval.memory.event_time`).
+- fuzzy lengths: "for the past few months", "for a couple of years", "over the last several weeks": 2 to 5 (a
+  couple: 2 to 3) units up to D, granularity ``fuzzy``, the length kept; "in the next few months" is vague (no
+  interval: a plan, which as a span drew when-answers away from the row that answered, on the dev conversations).
+- "the weekend before last": the second latest weekend before D; "two Saturdays ago": the second latest Saturday
+  before D; "on the 5th" (closing a clause): the latest 5th up to D; "the summer of 2021", "spring 2019": that
+  season of that year.
 - fuzzy spans: "a few / several / some days (weeks, months, years) ago" is 2 to 5 units before D, "a couple of
-  ... ago" 2 to 3, granularity ``fuzzy``; "a while ago", "recently", "lately", "the other day", "some time ago"
-  have no interval (kind ``vague``), never a precise date.
+  ... ago" 2 to 3, granularity ``fuzzy``; "a while ago", "recently", "lately", "the other day", "some time ago",
+  "not so long ago" have no interval (kind ``vague``), never a precise date.
 """
 
 from __future__ import annotations
@@ -124,10 +131,33 @@ def qualified_weekday(cal: Calendar, m: re.Match) -> EventExpression:
     return ev("weekday", "day", cal, d, d, weekday=WEEKDAYS[wd].capitalize())
 
 
+@event_rule(rf"\b{_NUM}\s+({_DAY})s\s+ago\b")
+def weekdays_ago(cal: Calendar, m: re.Match) -> EventExpression:
+    wd, n = DAY_ABBREVIATIONS[m.group(2)], _n(m.group(1))
+    d = cal.today - timedelta(days=((cal.today.weekday() - wd) % 7 or 7) + 7 * (n - 1))
+    return ev("weekday", "day", cal, d, d, weekday=WEEKDAYS[wd].capitalize())
+
+
+@event_rule(r"\bon\s+the\s+([12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b(?=\s*(?:[.,!?;:)]|$))")
+def day_of_month(cal: Calendar, m: re.Match) -> EventExpression | None:
+    n, d = int(m.group(1)), cal.today
+    for _ in range(62):  # back to the latest such day of a month (a 31st: at most two months back)
+        if d.day == n:
+            return ev("day_of_month", "day", cal, d, d)
+        d -= timedelta(days=1)
+    return None
+
+
 # ---- weekends and weeks ---------------------------------------------------------------------------------
 @event_rule(r"\b(?:the\s+)?(?:last|this\s+past|past|previous)\s+weekend\b", rf"\b{_NUM}\s+weekends?\s+ago\b")
 def past_weekend(cal: Calendar, m: re.Match) -> EventExpression:
     saturday = weekend_before(cal.today, _n(m.group(1)) if m.lastindex else 1)
+    return ev("weekend", "weekend", cal, saturday, saturday + timedelta(days=1))
+
+
+@event_rule(r"\b(?:the\s+)?weekend\s+before\s+last\b")
+def weekend_before_last(cal: Calendar, m: re.Match) -> EventExpression:
+    saturday = weekend_before(cal.today, 2)
     return ev("weekend", "weekend", cal, saturday, saturday + timedelta(days=1))
 
 
@@ -178,6 +208,11 @@ def season_days(name: str, year: int) -> tuple[date, date]:
     return first, date(ny, nm, 1) - timedelta(days=1)
 
 
+@event_rule(rf"\b(?:(?:in|during|over)\s+)?(?:the\s+)?(spring|summer|fall|autumn|winter)\s+(?:of\s+)?({YR})")
+def season_of_year(cal: Calendar, m: re.Match) -> EventExpression:
+    return ev("season", "season", cal, *season_days(m.group(1), int(m.group(2))))
+
+
 @event_rule(r"\b(last|this\s+past|this|next|in\s+the|during\s+the|over\s+the)\s+(spring|summer|fall|autumn|winter)\b")
 def season(cal: Calendar, m: re.Match) -> EventExpression:
     qualifier, name, d = m.group(1), m.group(2), cal.today
@@ -203,8 +238,8 @@ def since_year(cal: Calendar, m: re.Match) -> EventExpression:
 
 
 @event_rule(r"\bfor\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+|the\s+(?:last|past)\s+)?"
-            r"(\d+|a)\s+(years?|months?)\b(?!\s+(?:old|from))",
-            r"\b(\d+)\s+(years?|months?)\s+(?:now|and\s+counting|so\s+far)\b")
+            r"(\d+|a)\s+(years?|months?|weeks?|days?)\b(?!\s+(?:old|from|ago))",
+            r"\b(\d+)\s+(years?|months?|weeks?)\s+(?:now|already|and\s+counting|so\s+far)\b")
 def duration_back(cal: Calendar, m: re.Match) -> EventExpression:
     n, unit = _n(m.group(1)), m.group(2).rstrip("s")
     first, last = unit_start(cal, unit, n)
@@ -221,7 +256,24 @@ def fuzzy_ago(cal: Calendar, m: re.Match) -> EventExpression:
               note=f"{m.group(0).strip()!r}: {lo} to {hi} {unit}s before the day it was said, not a precise date")
 
 
+@event_rule(r"\b(?:for\s+(?:about\s+|around\s+|over\s+)?(?:the\s+(?:last|past)\s+)?|(?:over\s+|in\s+|during\s+)?the\s+(?:last|past)\s+)"
+            r"(?:a\s+)?(couple|few|several|some)\s+(?:of\s+)?(days|weeks|months|years)\b(?!\s+(?:ago|back|before|old))")
+def fuzzy_length(cal: Calendar, m: re.Match) -> EventExpression:
+    lo, hi = FUZZY_COUNTS[m.group(1)]
+    unit = m.group(2).rstrip("s")
+    first, _ = unit_start(cal, unit, hi)
+    return ev("fuzzy_length", "fuzzy", cal, first, cal.today - timedelta(days=1), duration=(lo, hi, unit),
+              note=f"{m.group(0).strip()!r}: a length of {lo} to {hi} {unit}s up to the day it was said")
+
+
+@event_rule(r"\b(?:(?:in|over|during|for)\s+)?the\s+(?:next|coming)\s+(couple|few|several)\s+(?:of\s+)?"
+            r"(days|weeks|months|years)\b")
+def fuzzy_ahead(cal: Calendar, m: re.Match) -> EventExpression:
+    # A plan, not an event: as an interval it drew when-answers away from the row that answered (dev conversations)
+    return ev("vague", None, note=f"{m.group(0).strip()!r} is a vague span ahead of the day it was said: no interval")
+
+
 @event_rule(r"\b(?:a\s+(?:little\s+|long\s+)?while\s+(?:ago|back)|recently|lately|the\s+other\s+day"
-            r"|some\s+time\s+ago|a\s+long\s+time\s+ago|ages\s+ago)\b")
+            r"|some\s+time\s+ago|a\s+long\s+time\s+ago|ages\s+ago|not\s+(?:so\s+|that\s+)?long\s+ago)\b")
 def vague(cal: Calendar, m: re.Match) -> EventExpression:
     return ev("vague", None, note=f"{m.group(0).strip()!r} is vague: no interval")

@@ -24,7 +24,10 @@ import pandas as pd
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.time_rules_events import weekend_before
 
-KINDS = {"ago": r"how\s+long\s+ago", "how_long": r"how\s+long\s+(?:has|have|had|did|was|were|is|are|does|do)",
+_HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
+# "between" first: a length between two events (retrieval.memory.when_between), then one event's
+KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|till)\b)", "ago": rf"{_HOW}\s+ago",
+         "how_long": rf"{_HOW}\s+(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed)",
          "month": r"(?:in\s+)?(?:which|what)\s+month", "year": r"(?:in\s+)?(?:which|what)\s+year",
          "when": r"when|(?:on\s+)?(?:what|which)\s+(?:date|day|week|weekend)|around\s+when"}
 _KIND_RE = [(k, re.compile(rf"^\W*(?:{p})\b", re.I)) for k, p in KINDS.items()]
@@ -35,11 +38,17 @@ EVIDENCE_RULES = ("top", "stated", "turn", "stated_turn", "turn_stated")
 EVIDENCE_RULE = "stated"
 # The evidence rows are not cut at a margin (None) but kept whole (EVIDENCE_K): chosen on the dev conversations.
 WHEN_MARGIN: float | None = None
+# How many of the ranked rows the evidence rule looks at (None: all EVIDENCE_K): chosen on the dev conversations.
+EVIDENCE_DEPTH: int | None = None
+# The question kinds answered from the first ranked row that states a length, when one does: chosen on the dev
+# conversations (() to turn it off).
+LENGTH_FIRST = ("how_long",)
 
 
 def question_kind(question: str) -> str | None:
     """What a question asks for, from its last sentence: ``when`` (a time), ``ago`` (how long ago), ``how_long``
-    (a length), ``month``, ``year``; None when it does not ask when."""
+    (a length), ``between`` (the length between two events: "how many weeks passed between X and Y", "how long
+    did X before Y"), ``month``, ``year``; None when it does not ask when."""
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", question.strip()) if s.strip()]
     asking = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1] if sentences else "")
     return next((k for k, p in _KIND_RE if p.search(asking)), None)
@@ -148,18 +157,20 @@ def previous_row(frame: pd.DataFrame, row: pd.Series) -> pd.Series | None:
     return frame.iloc[pos - 1]
 
 
-def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None
-                  ) -> pd.Series | None:
+def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None,
+                  depth: int | None = EVIDENCE_DEPTH) -> pd.Series | None:
     """The row to answer from, of ``rows`` (best first), by ``rule`` (:data:`EVIDENCE_RULES`): ``top`` the first;
     ``stated`` the first that states an event time (else the first); ``turn`` the first, or, when it states
     none, the utterance it follows in ``frame`` if that one does; ``stated_turn`` the first that states one of
     the rows each followed by the utterance before it; ``turn_stated`` the first that states one of the first
-    row, the utterance it follows, then the other rows."""
+    row, the utterance it follows, then the other rows. Only the first ``depth`` rows are looked at (None: all)."""
+    if depth is not None and depth < 1:
+        raise ValueError(f"the evidence depth must be at least 1 (or None for all rows), got {depth}")
     if rows.empty:
         return None
     if rule not in EVIDENCE_RULES:
         raise ValueError(f"evidence rule must be one of {EVIDENCE_RULES}, got {rule!r}")
-    candidates = [r for _, r in rows.iterrows()]
+    candidates = [r for _, r in (rows if depth is None else rows.head(depth)).iterrows()]
     if rule in ("turn", "stated_turn", "turn_stated") and frame is not None:
         expanded, seen = [], set()
         for r in candidates if rule == "stated_turn" else candidates[:1]:
@@ -175,11 +186,19 @@ def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataF
     return rows.iloc[0]
 
 
+def states_length(row: pd.Series | None) -> bool:
+    """Whether a row's event time comes with a length ("for 4 years", "7 years now")."""
+    d = None if row is None else row.get("event_duration")
+    return isinstance(d, (tuple, list)) and len(d) == 3
+
+
 def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str = EVIDENCE_RULE,
-                         frame: pd.DataFrame | None = None) -> WhenAnswer:
+                         frame: pd.DataFrame | None = None, depth: int | None = EVIDENCE_DEPTH) -> WhenAnswer:
     """Answer a ``kind`` question (:func:`question_kind`) from ``rows``, best first, the row picked by ``rule``
-    (:func:`pick_evidence`, ``frame`` the whole table's rows): see the module."""
-    row = pick_evidence(rows, rule, frame)
+    of the first ``depth`` (:func:`pick_evidence`, ``frame`` the whole table's rows): see the module."""
+    row = pick_evidence(rows, rule, frame, depth)
+    if kind in LENGTH_FIRST:  # "how long ...?": a row that states a length answers before one that states a time
+        row = next((r for _, r in rows.head(depth or len(rows)).iterrows() if states_length(r)), row)
     if row is None:
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
     said = row["timestamp"].to_pydatetime()
@@ -210,7 +229,7 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         lo, hi = round(lo), round(hi)
         out.duration, out.answer = (lo, hi, unit), f"{length_text(lo, hi, unit)} ago"
         out.derivation.append(f"from then to now ({now.date()}): {out.answer}")
-    elif kind == "how_long":
+    elif kind in ("how_long", "between"):  # a between question without two events: the one event's length
         unit = unit_of(t)
         if source == "timestamp":
             out.answer = None

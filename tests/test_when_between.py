@@ -1,0 +1,46 @@
+"""The length between two events: the question's two parts, and the answer from each part's evidence."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from retrieval.data.conversation_log import Utterance
+from retrieval.memory.conversation_table import utterance_frame
+from retrieval.memory.when_between import answer_between, answer_length_between, asked_unit, between_parts
+
+NOW = datetime(2023, 10, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("question, parts", [
+    ("How many weeks passed between Ann adopting Rex and Fido?", ("Ann adopting Rex", "Ann adopting Fido")),
+    ("How long was it between the race and the wedding?", ("the race", "the wedding")),
+    ("How much time passed between her first and second tattoo?", ("her first tattoo", "second tattoo")),
+    ("How long did Bob work at the bank before he quit?", ("Bob work at the bank", "he quit")),
+    ("How long after the move did she start painting?", ("the move", "she start painting")),
+    ("How long has Bob been painting?", None),
+])
+def test_between_parts(question, parts):
+    assert between_parts(question) == parts
+
+
+def frame_of(*texts_and_times):
+    return utterance_frame([Utterance(i, 1 + i, "Ann", ts, text) for i, (text, ts) in enumerate(texts_and_times)])
+
+
+def test_answer_between_two_events():
+    f = frame_of(("I adopted Rex yesterday!", datetime(2023, 7, 2, 12, tzinfo=timezone.utc)),
+                 ("Fido joined us today.", datetime(2023, 7, 23, 12, tzinfo=timezone.utc)))
+    a = answer_between(f.iloc[:1], f.iloc[1:], asked_unit("How many weeks passed between ..."))
+    assert (a.answer, a.duration) == ("3 weeks", (3, 3, "week"))
+    assert "'yesterday'" in a.derivation[0] and "22.0 days" in a.derivation[-1]
+    assert answer_between(f.iloc[:1], f.iloc[1:]).answer == "3 weeks"  # 22 days: weeks by its size
+    assert answer_between(f.iloc[:1], f.iloc[:1]).answer is None  # one row cannot be both events
+
+
+def test_a_stated_length_answers_first():
+    f = frame_of(("I worked at the bank for 3 years before quitting.", datetime(2023, 7, 2, tzinfo=timezone.utc)),
+                 ("I quit last week.", datetime(2023, 8, 2, tzinfo=timezone.utc)))
+    a = answer_length_between("How long did Ann work at the bank before she quit?", f.iloc[:1], f.iloc[1:], NOW)
+    assert (a.kind, a.answer, a.duration) == ("between", "3 years", (3, 3, "year"))
