@@ -182,7 +182,7 @@ CHECKS: list[Check] = [
     Check(r"--questions-dir eval/bank --logs 42 43", "parse", "the development command above on the held-out logs"),
     Check("When did Caroline go to the LGBTQ support group", "run", verify=(contains("answer: 7 May 2023"),)),
     Check("python -m eval.locomo_answers --output runs/locomo_answers.json", "run",
-          verify=(contains("gold evidence"),)),
+          verify=(contains("gold_evidence"),)),
     Check("python -m retrieval.memory.live import", "run", verify=(contains("imported 432 turns"),)),
     Check("python -m retrieval.memory.live chat", "parse", "interactive; tests/test_live_memory.py scripts it"),
     Check("python -m retrieval.memory.live ask", "run", verify=(contains("2023-05-08"),)),
