@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from eval.answer_llm import llm_answers
 from eval.report import METRICS, print_table, run_cli, write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.ctbls.answer_sets import same_answer
+from retrieval.ctbls.answer_sets import cells_named, same_answer
 from retrieval.ctbls.answer_shape import AnswerShapeClassifier
 from retrieval.ctbls.cell_selector import SelectionRule, candidate_rules, select_cells
 from retrieval.ctbls.state_tracker import CellStateTracker
@@ -57,6 +57,7 @@ def rank_turns(tracker: CellStateTracker, data: ConversationSet, rules: list[Sel
     k = max(t.n_rows * t.n_cols for t in data.tables.values())
     answers: dict[SelectionRule, Answers] = {rule: {} for rule in rules}
     gold = {t.turn_id: [(c.table_id, r, col) for r, col in t.targets] for c in data.conversations for t in c.turns}
+    mentions = mentioned_cells(data)
     groups = [[rule] for rule in rules] if history == "predicted" else [rules]
     for group in groups:
         for position in range(max(len(c.turns) for c in data.conversations)):
@@ -70,7 +71,8 @@ def rank_turns(tracker: CellStateTracker, data: ConversationSet, rules: list[Sel
                     before = (answers[rule] if history == "predicted" else gold).get(
                         conv.turns[position - 1].turn_id) if position else None
                     rows = {r for _, r, _ in before} if before else None
-                    answers[rule][turn.turn_id] = select_cells(cells, rule, (shapes or {}).get(turn.turn_id), rows)
+                    answers[rule][turn.turn_id] = select_cells(cells, rule, (shapes or {}).get(turn.turn_id), rows,
+                                                               mentions[turn.turn_id])
     return answers
 
 
@@ -80,6 +82,13 @@ def _previous(conv: Conversation, position: int, data: ConversationSet, said: An
     if said is None:
         return [(t.query, t.answer) for t in conv.turns[:position]]
     return [(t.query, ", ".join(cell_texts(data, said[t.turn_id]))) for t in conv.turns[:position]]
+
+
+def mentioned_cells(data: ConversationSet) -> dict[str, list]:
+    """Each turn's cells whose value its question names as a phrase (answer_sets.cells_named)."""
+    cells = {uid: [((uid, r, c), cell.text) for r, row in enumerate(t.rows) for c, cell in enumerate(row)]
+             for uid, t in data.tables.items()}
+    return {t.turn_id: cells_named(t.query, cells[c.table_id]) for c in data.conversations for t in c.turns}
 
 
 def predicted_shapes(classifier: AnswerShapeClassifier, data: ConversationSet) -> dict[str, str]:

@@ -71,3 +71,10 @@ def test_shape_rules_follow_the_shape_and_the_previous_rows():
     assert select_cells(ranked, rule, "subset", previous_rows={1, 2}) == [("t", 1, 2), ("t", 2, 2)]
     assert select_cells(ranked, rule, "cell", previous_rows=None) == [("t", 0, 1)]  # a first turn
     assert select_cells(ranked, rule, "cell", previous_rows={7}) == [("t", 0, 1)]  # rows not in the ranking
+
+
+def test_mentioned_values_choose_the_row_but_are_not_the_answer():
+    ranked = [(("t", 0, 0), 0.9), (("t", 1, 0), 0.8), (("t", 1, 1), 0.7), (("t", 0, 1), 0.6)]
+    rule = SelectionRule("shape", "absolute", 0.1, use_mentions=True)
+    assert select_cells(ranked, rule, "cell", mentioned=[("t", 1, 1)]) == [("t", 1, 0)]
+    assert select_cells(ranked, rule, "cell", mentioned=[]) == [("t", 0, 0)]

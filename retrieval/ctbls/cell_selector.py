@@ -11,7 +11,8 @@ whose score lies within a margin of the top cell's:
 - ``scope="shape"``: as the predicted shape of the answer says (retrieval/ctbls/answer_shape.py): a whole column
   (the top cell's, or with ``column_by="mean"`` the column whose cells score best on average), one cell (the top
   one), or the top cell's column within the margin; with ``within_previous`` the cell and the subset come from
-  the rows the previous answer named ("which of those ...?"), when there is one.
+  the rows the previous answer named ("which of those ...?"), when there is one, and with ``use_mentions`` from
+  the rows holding a value the question names ("which player went to Louisiana State?"), other than those cells.
 
 Which rule and margin: chosen on SQA's dev tables by answer accuracy (eval/answer_accuracy.py), reported on the
 validation tables; :func:`candidate_rules` is the grid it chooses from.
@@ -40,6 +41,7 @@ class SelectionRule:
     margin: float = 0.3
     within_previous: bool = False
     column_by: str = "top"  # which column a whole-column answer takes: the top cell's, or the best mean score
+    use_mentions: bool = False  # a cell or subset answer comes from the rows holding a value the question names
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPES:
@@ -58,7 +60,8 @@ class SelectionRule:
         within = ", within the previous answer's rows" if self.within_previous else ""
         kind = "shape (column / cell / subset)" if self.scope == "shape" else "column"
         by = ", whole column by mean score" if self.scope == "shape" and self.column_by == "mean" else ""
-        return f"{kind}, {self.mode} margin {self.margin:g}{within}{by}"
+        named = ", in the rows of values the question names" if self.use_mentions else ""
+        return f"{kind}, {self.mode} margin {self.margin:g}{within}{by}{named}"
 
 
 def candidate_rules(shapes: bool = False) -> list[SelectionRule]:
@@ -68,24 +71,28 @@ def candidate_rules(shapes: bool = False) -> list[SelectionRule]:
              + [SelectionRule("column", "absolute", m) for m in ABSOLUTE_MARGINS]
              + [SelectionRule("column", "relative", m) for m in RELATIVE_MARGINS])
     if shapes:
-        rules += [SelectionRule("shape", mode, m, within, by) for by in COLUMN_CHOICES for within in (False, True)
+        rules += [SelectionRule("shape", mode, m, within, by, named) for named in (False, True)
+                  for by in COLUMN_CHOICES for within in (False, True)
                   for mode, margins in (("absolute", ABSOLUTE_MARGINS), ("relative", RELATIVE_MARGINS))
                   for m in margins]
     return rules
 
 
 def select_cells(ranked: Sequence[tuple[CellId, float]], rule: SelectionRule, shape: str | None = None,
-                 previous_rows: set[int] | None = None) -> list[CellId]:
+                 previous_rows: set[int] | None = None, mentioned: Sequence[CellId] = ()) -> list[CellId]:
     """The answer cells for one turn from ``ranked``: ((uid, row, col), score) of the table's cells, best first
-    (rank the whole table: a cell not in ``ranked`` is never chosen). ``shape`` (the predicted one) and
-    ``previous_rows`` (the rows of the previous answer, None on a first turn) serve the shape rules. In ranking
-    order; empty for an empty ranking."""
+    (rank the whole table: a cell not in ``ranked`` is never chosen). ``shape`` (the predicted one),
+    ``previous_rows`` (the rows of the previous answer, None on a first turn) and ``mentioned`` (the cells whose
+    value the question names) serve the shape rules. In ranking order; empty for an empty ranking."""
     if not ranked:
         return []
     if rule.scope == "shape" and shape == "column":
         return [cell for cell, _ in ranked if cell[2] == _whole_column(ranked, rule.column_by)]
     if rule.scope == "shape" and rule.within_previous and previous_rows:
         ranked = [(cell, score) for cell, score in ranked if cell[1] in previous_rows] or list(ranked)
+    if rule.scope == "shape" and rule.use_mentions and mentioned:  # "which player went to LSU?": LSU's row
+        rows, named = {cell[1] for cell in mentioned}, set(mentioned)
+        ranked = [(cell, score) for cell, score in ranked if cell[1] in rows and cell not in named] or list(ranked)
     (top, best), *_ = ranked
     if rule.scope == "top" or (rule.scope == "shape" and shape == "cell"):
         return [top]
