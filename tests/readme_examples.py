@@ -181,6 +181,7 @@ CHECKS: list[Check] = [
     Check(r"--questions-dir eval/bank --logs 26 28 41\b", "run", verify=(contains("time questions"),)),
     Check(r"--questions-dir eval/bank --logs 42 43", "parse", "the development command above on the held-out logs"),
     Check("When did Caroline go to the LGBTQ support group", "run", verify=(contains("answer: 7 May 2023"),)),
+    Check(r"--llm-cache runs/llm_cache_answers.sqlite", "parse", "needs the llama.cpp server above"),
     Check("python -m eval.locomo_answers --output runs/locomo_answers.json", "run",
           verify=(contains("gold_evidence"),)),
     Check("python -m retrieval.memory.live import", "run", verify=(contains("imported 432 turns"),)),
