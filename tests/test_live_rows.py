@@ -46,3 +46,32 @@ def test_turn_view_of_records_follows_the_previous_row():
 def test_naive_timestamps_are_refused():
     with pytest.raises(ValueError, match="time-zone aware"):
         utterance_records([Utterance(0, 1, "a", datetime(2023, 1, 1), "hi")], timezone.utc)
+
+
+def test_a_bf16_memory_reopens_in_bf16_and_refuses_fp32(tmp_path):
+    from models.dual_encoder import load_encoder
+    from retrieval.memory.temporal_memory import TemporalMemory
+    from retrieval.search.dense_index import EncoderMismatchError
+
+    memory = TemporalMemory.open(tmp_path / "m", create=True, precision="bf16", turns=False)
+    memory.add("Ann", "I adopted a cat last week.", "2023-05-08T10:00:00+00:00")
+    assert memory.table.encoder.precision == "bf16" and memory.table.encoder.identity.endswith("bfloat16-weights")
+    memory.close()
+    again = TemporalMemory.open(tmp_path / "m")  # the recorded precision: the encoder is loaded in bf16
+    assert again.table.encoder.precision == "bf16" and len(again.table) == 1
+    assert again.ask("What did Ann say about the cat?").rows.index.tolist() == [0]
+    again.close()
+    with pytest.raises(EncoderMismatchError, match="autocast"):
+        TemporalMemory.open(tmp_path / "m", encoder=load_encoder())
+
+
+def test_bf16_weights_agree_with_fp32():
+    from models.dual_encoder import load_encoder
+
+    texts = ["We went hiking last weekend.", "What is the capital of France?" * 5]
+    fp32, bf16 = load_encoder(), load_encoder(precision="bf16")
+    assert bf16.identity != fp32.identity  # their embeddings never share a cache or an index
+    a, b = fp32.encode_documents(texts), bf16.encode_documents(texts)
+    assert b.dtype == a.dtype and ((a * b).sum(1) > 0.99).all()
+    with pytest.raises(ValueError, match="reloaded"):
+        bf16.set_precision("fp32")

@@ -45,7 +45,7 @@ from retrieval.memory.conversation_table import COLUMNS, ConversationTable, join
 from retrieval.memory.live_rows import extend_records, last_record, records_frame, utterance_records
 from retrieval.memory.store import DB_NAME, FORMAT, SMALL_BATCH, SQLiteStore, from_json
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
-from retrieval.search.index_record import autocast_name, document_side
+from retrieval.search.index_record import autocast_name, document_side, recorded_precision
 from retrieval.search.sparse_segments import SegmentedBM25
 from retrieval.search.vector_log import VectorLog
 
@@ -200,7 +200,7 @@ class MemoryFolder:
         if encoder is None:
             from models.dual_encoder import load_encoder
 
-            encoder = load_encoder(store.get_meta("encoder_spec"))
+            encoder = load_encoder(store.get_meta("encoder_spec"), recorded_precision(store.get_meta("autocast")))
         check_encoder(store, encoder, path)
         tz = store.get_meta("tz")
         zone = CalendarZone(as_timezone(tz), "given" if tz else "default")
@@ -390,9 +390,9 @@ def read_frame(path: Path, store: SQLiteStore, zone) -> pd.DataFrame:
 
 def check_encoder(store: SQLiteStore, encoder, path: Path) -> None:
     """Refuse an encoder other than the memory's: another identity, precision or way of writing documents."""
-    stored = {"encoder_id": store.get_meta("encoder_id"), "autocast": store.get_meta("autocast"),
-              "documents": store.get_meta("documents")}
-    given = {"encoder_id": encoder.identity, "autocast": autocast_name(encoder), "documents": document_side(encoder)}
+    stored = {"autocast": store.get_meta("autocast"), "encoder_id": store.get_meta("encoder_id"),
+              "documents": store.get_meta("documents")}  # precision first: it also changes a bf16 encoder's id
+    given = {"autocast": autocast_name(encoder), "encoder_id": encoder.identity, "documents": document_side(encoder)}
     for key, value in stored.items():
         if value != given[key]:
             raise EncoderMismatchError(f"{path}: this memory was encoded with {key} {value!r}, not {given[key]!r}; "
