@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from retrieval.data.conversation_log import Utterance
-from retrieval.memory.conversation_table import COLUMNS
+from retrieval.memory.conversation_table import COLUMNS, join_turns, speaker_texts
 from retrieval.memory.event_time import event_columns
 
 TIME_COLUMNS = ("timestamp", "event_start", "event_end")
@@ -78,3 +78,29 @@ def records_frame(records: dict[str, list], zone: tzinfo) -> pd.DataFrame:
 def last_record(records: dict[str, list]) -> pd.Series:
     """The last row of ``records`` as a frame row (a Series over :data:`COLUMNS`)."""
     return pd.Series({name: records[name][-1] for name in COLUMNS}, name=records["response_idx"][-1])
+
+
+def view_texts(rows: pd.DataFrame | dict, previous: pd.Series | None, views: Sequence[str]) -> dict[str, list[str]]:
+    """The dense texts of ``rows`` (a frame, or :func:`~retrieval.memory.live_rows.utterance_records` columns)
+    per view ("text": the utterance; "turn": :func:`~retrieval.memory.conversation_table.turn_texts`, the first
+    row following ``previous``, the memory's last row before them)."""
+    out = {"text": list(rows["text"])}
+    if "turn" in views:
+        own, sessions = own_texts(rows), list(rows["session"])
+        if previous is not None:
+            own = [f"{previous['speaker']}: {previous['text']}", *own]
+            sessions = [int(previous["session"]), *sessions]
+        out["turn"] = join_turns(own, sessions)[0 if previous is None else 1:]
+    return out
+
+
+def own_texts(rows: pd.DataFrame | dict[str, list]) -> list[str]:
+    """Each row as "speaker: text" (``speaker_texts``, also of columns of Python values)."""
+    if isinstance(rows, pd.DataFrame):
+        return speaker_texts(rows)
+    return [f"{s}: {t}" for s, t in zip(rows["speaker"], rows["text"])]
+
+
+def sparse_texts(rows: pd.DataFrame | dict[str, list], previous: pd.Series | None, view: str) -> list[str]:
+    """The BM25 texts of ``rows`` in one view: "speaker: text", or the turn view's dense text."""
+    return own_texts(rows) if view == "text" else view_texts(rows, previous, ("turn",))["turn"]

@@ -41,8 +41,17 @@ from retrieval.atomic import save_with
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, Utterance
 from retrieval.data.jsonio import DataError
 from retrieval.data.timestamps import CalendarZone, as_timezone, instant, read_timestamp
-from retrieval.memory.conversation_table import COLUMNS, ConversationTable, join_turns, speaker_texts
-from retrieval.memory.live_rows import extend_records, last_record, records_frame, utterance_records
+from retrieval.memory.conversation_table import COLUMNS, ConversationTable
+from retrieval.memory.growing_frame import GrowingFrame
+from retrieval.memory.live_rows import (
+    extend_records,
+    last_record,
+    own_texts,
+    records_frame,
+    sparse_texts,
+    utterance_records,
+    view_texts,
+)
 from retrieval.memory.store import DB_NAME, FORMAT, SMALL_BATCH, SQLiteStore, from_json
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
 from retrieval.search.index_record import autocast_name, document_side, recorded_precision
@@ -70,13 +79,17 @@ class LiveTable(ConversationTable):
     def frame(self) -> pd.DataFrame:
         if self._pending:
             tail = records_frame(self._pending, self.zone.zone)
-            self._frame = pd.concat([self._frame, tail]) if len(self._frame) else tail
+            if len(self._frame) and self._growing is None:  # the first join copies the frame once into buffers
+                self._growing = GrowingFrame(self._frame)
+            if self._growing is not None:  # then each join writes only the new rows (not a concat: O(N))
+                self._growing.extend(tail)
+            self._frame = tail if self._growing is None else self._growing.frame()
             self._pending = {}
         return self._frame
 
     @frame.setter
     def frame(self, value: pd.DataFrame) -> None:
-        self._frame, self._pending = value, {}
+        self._frame, self._pending, self._growing = value, {}, None
 
     def __len__(self) -> int:
         return len(self._frame) + len(self._pending.get("response_idx", ()))
@@ -108,32 +121,6 @@ class LiveTable(ConversationTable):
         if view not in self.sparse:
             raise ValueError(f"this memory has no BM25 over the {view!r} view; it has {sorted(self.sparse)}")
         return self.sparse[view].search([query], k, subset=subset)[0]
-
-
-def view_texts(rows: pd.DataFrame | dict, previous: pd.Series | None, views: Sequence[str]) -> dict[str, list[str]]:
-    """The dense texts of ``rows`` (a frame, or :func:`~retrieval.memory.live_rows.utterance_records` columns)
-    per view ("text": the utterance; "turn": :func:`~retrieval.memory.conversation_table.turn_texts`, the first
-    row following ``previous``, the memory's last row before them)."""
-    out = {"text": list(rows["text"])}
-    if "turn" in views:
-        own, sessions = own_texts(rows), list(rows["session"])
-        if previous is not None:
-            own = [f"{previous['speaker']}: {previous['text']}", *own]
-            sessions = [int(previous["session"]), *sessions]
-        out["turn"] = join_turns(own, sessions)[0 if previous is None else 1:]
-    return out
-
-
-def own_texts(rows: pd.DataFrame | dict[str, list]) -> list[str]:
-    """Each row as "speaker: text" (``speaker_texts``, also of columns of Python values)."""
-    if isinstance(rows, pd.DataFrame):
-        return speaker_texts(rows)
-    return [f"{s}: {t}" for s, t in zip(rows["speaker"], rows["text"])]
-
-
-def sparse_texts(rows: pd.DataFrame | dict[str, list], previous: pd.Series | None, view: str) -> list[str]:
-    """The BM25 texts of ``rows`` in one view: "speaker: text", or the turn view's dense text."""
-    return own_texts(rows) if view == "text" else view_texts(rows, previous, ("turn",))["turn"]
 
 
 def empty_frame(zone) -> pd.DataFrame:

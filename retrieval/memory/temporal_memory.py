@@ -112,8 +112,9 @@ class TemporalMemory:
         """Reopen the memory kept in the folder ``path`` (``encoder`` None: the one it was built with; another is
         refused), or with ``create`` start an empty one there (``encoder`` None: ``load_encoder(encoder_spec)``;
         ``tz``: its calendar's zone, default UTC; ``precision``: the loaded encoder's, one of
-        ``models.dual_encoder.PRECISIONS``, recorded: a reopen loads the encoder in it). Turns are added with :meth:`add` / :meth:`add_many`, each one
-        committed when it returns (``fsync``: also through a power cut, about 5 ms more)."""
+        ``models.dual_encoder.PRECISIONS``, recorded: a reopen loads the encoder in it). Turns are added with
+        :meth:`add` / :meth:`add_many`, each one committed when it returns (``fsync``: also through a power cut,
+        about 5 ms more)."""
         from retrieval.memory.live_table import MemoryFolder
 
         if create and not MemoryFolder.exists(path):
