@@ -79,17 +79,19 @@ class LiveTable(ConversationTable):
     def frame(self) -> pd.DataFrame:
         if self._pending:
             tail = records_frame(self._pending, self.zone.zone)
-            if len(self._frame) and self._growing is None:  # the first join copies the frame once into buffers
-                self._growing = GrowingFrame(self._frame)
-            if self._growing is not None:  # then each join writes only the new rows (not a concat: O(N))
+            if self._growing is None:  # the memory's first rows
+                self._growing = GrowingFrame(tail)
+            else:  # each join writes only the new rows into the buffers (not a concat of the whole frame: O(N))
                 self._growing.extend(tail)
-            self._frame = tail if self._growing is None else self._growing.frame()
+            self._frame = self._growing.frame()
             self._pending = {}
         return self._frame
 
     @frame.setter
     def frame(self, value: pd.DataFrame) -> None:
-        self._frame, self._pending, self._growing = value, {}, None
+        """The frame read on open: copied once into growable buffers (part of the reopen, not of a question)."""
+        self._growing = GrowingFrame(value) if len(value) else None
+        self._frame, self._pending = value if self._growing is None else self._growing.frame(), {}
 
     def __len__(self) -> int:
         return len(self._frame) + len(self._pending.get("response_idx", ()))
