@@ -6,7 +6,8 @@
 Texts: OTT-QA tables as the table retriever indexes them (``table_text``, long) and Zyphra utterances
 (short), mixed. The model: the packaged all-MiniLM-L6-v2 folder, loaded by all. Methods, run in
 turns on the same texts, ``--repeats`` times: ours in fp32, ours under bf16 autocast (where the CPU
-has native bf16), ours with the weights cast to bf16, sentence-transformers in fp32 (its default)
+has native bf16), ours with the weights cast to bf16 (``DualEncoder.set_precision("bf16")``, what a memory
+created with ``precision="bf16"`` runs), sentence-transformers in fp32 (its default)
 and in bf16 (the model's weights cast, ``model_kwargs={"dtype": torch.bfloat16}``), and ONNX Runtime
 on the same model exported offline (``benchmarks/onnx_encoder.py``: sentence-transformers' own
 ``backend="onnx"`` needs ``optimum-onnx``, which cannot be installed beside transformers 5; whether it
@@ -91,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     texts = benchmark_texts(args.texts, args.seed)
     ours = DualEncoder.from_backbone(default_encoder_path(), max_document_length=args.max_length)
     ours_bf16 = DualEncoder.from_backbone(default_encoder_path(), max_document_length=args.max_length)
-    ours_bf16.autocast_dtype = torch.bfloat16
+    ours_bf16.set_precision("bf16-autocast")
     st = SentenceTransformer(default_encoder_path(), device="cpu")
     st.max_seq_length = args.max_length
 
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         methods["ours_bf16_autocast"] = run("ours_bf16_autocast",
                                             lambda: ours_bf16.encode_documents(texts, args.batch_size))
         ours_w = DualEncoder.from_backbone(default_encoder_path(), max_document_length=args.max_length)
-        ours_w.query_model.to(torch.bfloat16)  # what sentence-transformers' bf16 does: the weights cast
+        ours_w.set_precision("bf16")  # what sentence-transformers' bf16 does: the weights cast
         methods["ours_bf16_weights"] = run("ours_bf16_weights", lambda: ours_w.encode_documents(texts, args.batch_size))
         st_bf16 = SentenceTransformer(default_encoder_path(), device="cpu", model_kwargs={"dtype": torch.bfloat16})
         st_bf16.max_seq_length = args.max_length

@@ -32,6 +32,9 @@ from models.pooling import POOLING_MODES, pool
 
 CONFIG_NAME = "dual_encoder.json"
 SIDES = ("query", "document")
+# inference precisions: fp32; bf16 autocast (fp32 weights, matmuls in bf16); bf16 weights (the towers cast, as
+# sentence-transformers' model_kwargs={"dtype": torch.bfloat16} does: the fastest on a CPU with bf16 units)
+PRECISIONS = ("fp32", "bf16-autocast", "bf16")
 
 
 @dataclass
@@ -112,6 +115,7 @@ class DualEncoder(nn.Module):
         self.query_model = query_model
         self.document_model = document_model
         self.autocast_dtype: torch.dtype | None = None  # inference only; training uses accelerate's flag
+        self.weights_dtype: torch.dtype | None = None  # torch.bfloat16 once set_precision("bf16") cast the towers
         self._identity: tuple[tuple, str] | None = None  # (versions of the hashed weights, identity)
 
     # ---- construction -------------------------------------------------------------------
@@ -210,8 +214,32 @@ class DualEncoder(nn.Module):
         for p in hashed:
             h.update(p.detach().float().cpu().numpy().tobytes())
         identity = f"{self.config.base_model}|{self.config.pooling}|{h.hexdigest()[:16]}"
+        if self.weights_dtype is not None:  # other weights (rounded): never the fp32 encoder's embeddings
+            identity += f"|{str(self.weights_dtype).removeprefix('torch.')}-weights"
         self._identity = (key, identity)
         return identity
+
+    @property
+    def precision(self) -> str:
+        """How this encoder runs at inference: one of :data:`PRECISIONS`."""
+        if self.weights_dtype is not None:
+            return "bf16"
+        return "fp32" if self.autocast_dtype is None else "bf16-autocast"
+
+    def set_precision(self, precision: str) -> DualEncoder:
+        """Run inference in ``precision`` (:data:`PRECISIONS`); "bf16" casts the towers' weights for good (for
+        inference only: fp32 cannot be restored from them, reload the encoder instead). Returns self."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision {precision!r}: choose from {PRECISIONS}")
+        if self.weights_dtype is not None and precision != "bf16":
+            raise ValueError(f"this encoder's weights were cast to bf16; {precision} needs them reloaded")
+        self.autocast_dtype = torch.bfloat16 if precision == "bf16-autocast" else None
+        if precision == "bf16" and self.weights_dtype is None:
+            for model in (self.query_model, self.document_model):
+                if model is not None:
+                    model.to(torch.bfloat16)
+            self.weights_dtype = torch.bfloat16
+        return self
 
     def tokenize(self, texts: list[str], side: str) -> dict[str, torch.Tensor]:
         """Tokenise texts for one side ("query" or "document"), with that side's prefix and limit."""
@@ -227,7 +255,7 @@ class DualEncoder(nn.Module):
         model = self.document_model if side == "document" and self.document_model is not None else self.query_model
         features = {k: v.to(self.device) for k, v in features.items()}
         out = model(**features).last_hidden_state  # (B, T, D)
-        emb = pool(out, features["attention_mask"], self.config.pooling)
+        emb = pool(out.float(), features["attention_mask"], self.config.pooling)  # bf16 towers: pooled in fp32
         return nn.functional.normalize(emb, dim=-1) if self.config.normalize else emb
 
     def encode(self, texts: list[str], side: str, batch_size: int = 64,
@@ -259,9 +287,9 @@ class DualEncoder(nn.Module):
         return self.encode(texts, "document", batch_size, show_progress_bar)
 
 
-def load_encoder(spec: str | None = None) -> DualEncoder:
+def load_encoder(spec: str | None = None, precision: str = "fp32") -> DualEncoder:
     """A DualEncoder from a spec: a trained checkpoint folder (one holding ``dual_encoder.json``), a backbone
-    (hub name, folder or ``packaged:minilm``), or by default the packaged MiniLM."""
+    (hub name, folder or ``packaged:minilm``), or by default the packaged MiniLM; run in ``precision``."""
     if spec and (Path(spec) / CONFIG_NAME).is_file():
-        return DualEncoder.from_pretrained(spec)
-    return DualEncoder.from_backbone(spec or "packaged:minilm")
+        return DualEncoder.from_pretrained(spec).set_precision(precision)
+    return DualEncoder.from_backbone(spec or "packaged:minilm").set_precision(precision)

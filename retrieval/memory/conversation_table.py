@@ -96,9 +96,14 @@ def turn_texts(frame: pd.DataFrame) -> list[str]:
 
     A short reply ("The Minnesota Wolves!") says what it is about only through the question before it.
     """
-    own = speaker_texts(frame)
-    same_session = frame["session"].to_numpy()[1:] == frame["session"].to_numpy()[:-1]
-    return own[:1] + [f"{prev}\n{cur}" if same else cur for prev, cur, same in zip(own, own[1:], same_session)]
+    return join_turns(speaker_texts(frame), frame["session"].to_numpy())
+
+
+def join_turns(own: Sequence[str], sessions: Sequence[int]) -> list[str]:
+    """:func:`turn_texts` from each row's "speaker: text" (``own``) and session: each after its predecessor in
+    the same session."""
+    return list(own[:1]) + [f"{prev}\n{cur}" if s_prev == s_cur else cur
+                            for prev, cur, s_prev, s_cur in zip(own, own[1:], sessions, sessions[1:])]
 
 
 VIEWS = ("text", "turn")  # what a row's ranking text is: the utterance alone, or with the turn it follows

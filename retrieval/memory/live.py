@@ -28,6 +28,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from models.dual_encoder import PRECISIONS
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.jsonio import INPUT_ERRORS
@@ -41,6 +42,8 @@ class MemoryArguments:
     encoder: str | None = option(None, "dual encoder for a new memory (default: packaged MiniLM); an existing "
                                  "memory uses its own")
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
+    precision: str = option("fp32", "encoder precision of a new memory (bf16: weights cast, about 3x faster on a "
+                            "CPU with bf16 units); an existing memory uses its own", choices=PRECISIONS)
 
 
 @dataclass(kw_only=True)
@@ -73,7 +76,8 @@ class LiveAskArguments(MemoryArguments):
 
 
 def open_memory(args: MemoryArguments) -> TemporalMemory:
-    return TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz)
+    return TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
+                               precision=args.precision)
 
 
 def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_size: int = 256,

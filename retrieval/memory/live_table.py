@@ -41,16 +41,20 @@ from retrieval.atomic import save_with
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, Utterance
 from retrieval.data.jsonio import DataError
 from retrieval.data.timestamps import CalendarZone, as_timezone, instant, read_timestamp
-from retrieval.memory.conversation_table import (
-    COLUMNS,
-    ConversationTable,
-    speaker_texts,
-    turn_texts,
-    utterance_frame,
+from retrieval.memory.conversation_table import COLUMNS, ConversationTable
+from retrieval.memory.growing_frame import GrowingFrame
+from retrieval.memory.live_rows import (
+    extend_records,
+    last_record,
+    own_texts,
+    records_frame,
+    sparse_texts,
+    utterance_records,
+    view_texts,
 )
-from retrieval.memory.store import DB_NAME, FORMAT, SQLiteStore, from_json
+from retrieval.memory.store import DB_NAME, FORMAT, SMALL_BATCH, SQLiteStore, from_json
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
-from retrieval.search.index_record import autocast_name, document_side
+from retrieval.search.index_record import autocast_name, document_side, recorded_precision
 from retrieval.search.sparse_segments import SegmentedBM25
 from retrieval.search.vector_log import VectorLog
 
@@ -66,7 +70,7 @@ class LiveTable(ConversationTable):
 
     def __init__(self, frame: pd.DataFrame, index: DenseIndex | None, encoder, turn_index: DenseIndex | None,
                  zone: CalendarZone, sparse: dict[str, SegmentedBM25]):
-        self._pending: list[pd.DataFrame] = []
+        self._pending: dict[str, list] = {}  # the rows appended since the frame was last read, as columns
         super().__init__(frame, index, encoder, turn_index, zone)
         self.sparse = sparse
         self.end = frame["timestamp"].max() if len(frame) else None
@@ -74,16 +78,23 @@ class LiveTable(ConversationTable):
     @property
     def frame(self) -> pd.DataFrame:
         if self._pending:
-            self._frame = pd.concat([self._frame, *self._pending]) if len(self._frame) else pd.concat(self._pending)
-            self._pending = []
+            tail = records_frame(self._pending, self.zone.zone)
+            if self._growing is None:  # the memory's first rows
+                self._growing = GrowingFrame(tail)
+            else:  # each join writes only the new rows into the buffers (not a concat of the whole frame: O(N))
+                self._growing.extend(tail)
+            self._frame = self._growing.frame()
+            self._pending = {}
         return self._frame
 
     @frame.setter
     def frame(self, value: pd.DataFrame) -> None:
-        self._frame, self._pending = value, []
+        """The frame read on open: copied once into growable buffers (part of the reopen, not of a question)."""
+        self._growing = GrowingFrame(value) if len(value) else None
+        self._frame, self._pending = value if self._growing is None else self._growing.frame(), {}
 
     def __len__(self) -> int:
-        return len(self._frame) + sum(len(p) for p in self._pending)
+        return len(self._frame) + len(self._pending.get("response_idx", ()))
 
     @property
     def tz(self):
@@ -91,43 +102,27 @@ class LiveTable(ConversationTable):
 
     def last_row(self) -> pd.Series | None:
         if self._pending:
-            return self._pending[-1].iloc[-1]
+            return last_record(self._pending)
         return self._frame.iloc[-1] if len(self._frame) else None
 
-    def append(self, rows: pd.DataFrame, embeddings: dict[str, np.ndarray], sparse_texts: dict[str, list[str]]):
-        """Add ``rows`` (the next positions) with their embeddings and BM25 texts per view."""
-        ids = rows.index.tolist()
+    def append(self, rows: dict[str, list], embeddings: dict[str, np.ndarray], sparse_texts: dict[str, list[str]]):
+        """Add ``rows`` (the next positions, :func:`~retrieval.memory.live_rows.utterance_records` columns) with
+        their embeddings and BM25 texts per view."""
+        ids = list(rows["response_idx"])
         for view, index in (("text", self.index), ("turn", self.turn_index)):
             if index is not None:
                 index.add(embeddings[view], ids)
         for view, texts in sparse_texts.items():
             self.sparse[view].add(texts)
-        self._pending.append(rows)
+        extend_records(self._pending, rows)
         self._zoned.clear()
-        self.end = rows["timestamp"].max()
+        self.end = max(rows["timestamp"])
 
     def rank_sparse(self, query: str, k: int, subset: Sequence[int] | None = None,
                     view: str = "text") -> list[tuple[int, float]]:
         if view not in self.sparse:
             raise ValueError(f"this memory has no BM25 over the {view!r} view; it has {sorted(self.sparse)}")
         return self.sparse[view].search([query], k, subset=subset)[0]
-
-
-def view_texts(rows: pd.DataFrame, previous: pd.Series | None, views: Sequence[str]) -> dict[str, list[str]]:
-    """The dense texts of ``rows`` per view ("text": the utterance; "turn": :func:`turn_texts`, the first row
-    following ``previous``, the memory's last row before them)."""
-    out = {"text": rows["text"].tolist()}
-    if "turn" in views:
-        cols = ["session", "speaker", "text"]
-        joined = rows[cols] if previous is None else pd.concat(
-            [pd.DataFrame([previous[cols].to_dict()]), rows[cols]], ignore_index=True)
-        out["turn"] = turn_texts(joined)[0 if previous is None else 1:]
-    return out
-
-
-def sparse_texts(rows: pd.DataFrame, previous: pd.Series | None, view: str) -> list[str]:
-    """The BM25 texts of ``rows`` in one view: "speaker: text", or the turn view's dense text."""
-    return speaker_texts(rows) if view == "text" else view_texts(rows, previous, ("turn",))["turn"]
 
 
 def empty_frame(zone) -> pd.DataFrame:
@@ -194,7 +189,7 @@ class MemoryFolder:
         if encoder is None:
             from models.dual_encoder import load_encoder
 
-            encoder = load_encoder(store.get_meta("encoder_spec"))
+            encoder = load_encoder(store.get_meta("encoder_spec"), recorded_precision(store.get_meta("autocast")))
         check_encoder(store, encoder, path)
         tz = store.get_meta("tz")
         zone = CalendarZone(as_timezone(tz), "given" if tz else "default")
@@ -238,7 +233,7 @@ class MemoryFolder:
         return bm25
 
     # ---- appending ----------------------------------------------------------------------------------------
-    def new_rows(self, turns: Sequence[dict]) -> pd.DataFrame:
+    def new_rows(self, turns: Sequence[dict]) -> dict[str, list]:
         """The rows of ``turns`` ({"speaker", "text", "timestamp"?, "session"?}) after the memory's last:
         response index continued, timestamp now when absent (naive: the memory's zone), session by the gap rule
         unless given. A timestamp before the last turn's, or a session number going back, is a ValueError."""
@@ -264,7 +259,7 @@ class MemoryFolder:
                 raise ValueError(f"{where}: a turn needs a speaker and a text (strings), got {speaker!r}, {text!r}")
             utterances.append(Utterance(position + n, int(session), speaker, ts, text, str(turn.get("turn_id", ""))))
             prev_ts, prev_session = ts, int(session)
-        return utterance_frame(utterances, self.table.zone.zone)
+        return utterance_records(utterances, self.table.zone.zone)
 
     def _timestamp(self, value, where: str) -> datetime:
         if value is None:
@@ -285,20 +280,24 @@ class MemoryFolder:
         rows' vectors made elsewhere by this memory's encoder (a benchmark's cached encodings); else encoded."""
         if not turns:
             return []
-        rows = self.new_rows(turns)
+        rows = self.new_rows(turns)  # columns of Python values: a frame costs ms per turn (live_rows)
         previous = self.table.last_row()
+        n = len(rows["response_idx"])
         dense = view_texts(rows, previous, self.views)
         if embeddings is None:
             embeddings = {v: self.encoder.encode_documents(dense[v], show_progress_bar=show_progress_bar)
                           for v in self.views}
         for v in self.views:
-            if embeddings[v].shape != (len(rows), self.encoder.dim):
-                raise ValueError(f"{v} embeddings of shape {embeddings[v].shape} for {len(rows)} rows")
-        self.store.append(rows)  # durable from here on
+            if embeddings[v].shape != (n, self.encoder.dim):
+                raise ValueError(f"{v} embeddings of shape {embeddings[v].shape} for {n} rows")
+        if self.store.columns is None or n > SMALL_BATCH:  # the first rows make the table; many convert by column
+            self.store.append(records_frame(rows, self.table.zone.zone))  # durable from here on
+        else:
+            self.store.append_records(rows)  # durable from here on
         for v in self.views:
             self.vectors[v].append(embeddings[v])
-        self.table.append(rows, embeddings, {v: speaker_texts(rows) if v == "text" else dense[v] for v in self.views})
-        return rows.index.tolist()
+        self.table.append(rows, embeddings, {v: own_texts(rows) if v == "text" else dense[v] for v in self.views})
+        return list(rows["response_idx"])
 
     def close(self) -> None:
         """Seal the BM25 tails and write the rows' snapshot (so a reopen re-reads nothing row by row), then
@@ -380,9 +379,9 @@ def read_frame(path: Path, store: SQLiteStore, zone) -> pd.DataFrame:
 
 def check_encoder(store: SQLiteStore, encoder, path: Path) -> None:
     """Refuse an encoder other than the memory's: another identity, precision or way of writing documents."""
-    stored = {"encoder_id": store.get_meta("encoder_id"), "autocast": store.get_meta("autocast"),
-              "documents": store.get_meta("documents")}
-    given = {"encoder_id": encoder.identity, "autocast": autocast_name(encoder), "documents": document_side(encoder)}
+    stored = {"autocast": store.get_meta("autocast"), "encoder_id": store.get_meta("encoder_id"),
+              "documents": store.get_meta("documents")}  # precision first: it also changes a bf16 encoder's id
+    given = {"autocast": autocast_name(encoder), "encoder_id": encoder.identity, "documents": document_side(encoder)}
     for key, value in stored.items():
         if value != given[key]:
             raise EncoderMismatchError(f"{path}: this memory was encoded with {key} {value!r}, not {given[key]!r}; "

@@ -162,7 +162,20 @@ class SQLiteStore:
             raise ValueError(f"rows have columns {list(rows.columns)}, the memory stores {names}")
         values = zip(*(self._to_sql(rows[n], k) for n, k in self.columns)) if len(rows) > SMALL_BATCH else \
             [[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in rows.itertuples(index=False)]
-        marks = ", ".join("?" * len(names))
+        self._insert(values)
+
+    def append_records(self, records: dict[str, list]) -> None:
+        """Append a few rows given as columns of Python values (a living memory's ``add``: no frame to build);
+        the table must exist (made by a first :meth:`append`)."""
+        if self.columns is None:
+            raise ValueError("the memory's rows table does not exist yet: append a frame first")
+        if list(records) != [n for n, _ in self.columns]:
+            raise ValueError(f"rows have columns {list(records)}, the memory stores {[n for n, _ in self.columns]}")
+        self._insert([[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in zip(*records.values())])
+
+    def _insert(self, values) -> None:
+        """Insert ``values`` (rows of SQL values, in the table's column order) in one transaction."""
+        marks = ", ".join("?" * len(self.columns))
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.executemany(f"INSERT INTO rows VALUES ({marks})", values)

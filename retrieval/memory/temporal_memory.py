@@ -109,18 +109,20 @@ class TemporalMemory:
     @classmethod
     def open(cls, path: str | Path, encoder=None, create: bool = False, encoder_spec: str | None = None,
              tz: str | None = None, session_gap_minutes: float = 30, turns: bool = True, fsync: bool = False,
-             **kwargs) -> TemporalMemory:
+             precision: str = "fp32", **kwargs) -> TemporalMemory:
         """Reopen the memory kept in the folder ``path`` (``encoder`` None: the one it was built with; another is
         refused), or with ``create`` start an empty one there (``encoder`` None: ``load_encoder(encoder_spec)``;
-        ``tz``: its calendar's zone, default UTC). Turns are added with :meth:`add` / :meth:`add_many`, each one
-        committed when it returns (``fsync``: also through a power cut, about 5 ms more)."""
+        ``tz``: its calendar's zone, default UTC; ``precision``: the loaded encoder's, one of
+        ``models.dual_encoder.PRECISIONS``, recorded: a reopen loads the encoder in it). Turns are added with
+        :meth:`add` / :meth:`add_many`, each one committed when it returns (``fsync``: also through a power cut,
+        about 5 ms more)."""
         from retrieval.memory.live_table import MemoryFolder
 
         if create and not MemoryFolder.exists(path):
             if encoder is None:
                 from models.dual_encoder import load_encoder
 
-                encoder = load_encoder(encoder_spec)
+                encoder = load_encoder(encoder_spec, precision)
             folder = MemoryFolder.create(path, encoder, encoder_spec, tz, timedelta(minutes=session_gap_minutes),
                                          turns, fsync)
         else:

@@ -61,12 +61,25 @@ def document_side(encoder: DualEncoder) -> dict:
 
 
 def autocast_name(encoder: DualEncoder) -> str | None:
-    """The encoder's inference autocast type as a name ("bfloat16"), or None for fp32."""
+    """The encoder's inference precision as recorded: None for fp32, the autocast type ("bfloat16"), or
+    "bfloat16 weights" for towers cast to bf16 (``DualEncoder.set_precision("bf16")``)."""
+    if getattr(encoder, "weights_dtype", None) is not None:
+        return f"{str(encoder.weights_dtype).removeprefix('torch.')} weights"
     dtype = encoder.autocast_dtype
     return None if dtype is None else str(dtype).removeprefix("torch.")
 
 
+def recorded_precision(autocast: str | None) -> str:
+    """The ``DualEncoder.set_precision`` name of a recorded :func:`autocast_name`."""
+    known = {None: "fp32", "bfloat16": "bf16-autocast", "bfloat16 weights": "bf16"}
+    if autocast not in known:
+        raise DataError(f"an unknown recorded precision {autocast!r}; known: {sorted(map(str, known))}")
+    return known[autocast]
+
+
 def precision_name(autocast: str | None) -> str:
+    if autocast and autocast.endswith(" weights"):
+        return autocast
     return f"{autocast} autocast (--bf16)" if autocast else "fp32 (no --bf16)"
 
 
