@@ -173,7 +173,6 @@ CHECKS: list[Check] = [
     Check("python -m eval.state_tracking --dataset sqa", "parse", "needs the two SQA trackers trained above"),
     Check("python -m eval.answer_accuracy --tracker runs/state_tracker_sqa", "parse",
           "needs the SQA tracker trained above"),
-    Check("--dataset sqa --output-dir exports", "run", verify=(contains("sqa"),)),
     Check("--fine-stage free spans extractive", "parse", "long: SmolLM2 scores spans for 52 turns (about 27 minutes)"),
     Check("python -m eval.response --dataset sqa", "parse", "needs the SQA tracker trained above"),
     Check("python -m llama_cpp.server", "skip", "llama.cpp's server, not ours: `make llm-server` builds it"),
