@@ -73,6 +73,20 @@ def write_checkpoints(backbone: str, root: Path) -> tuple[Path, Path]:
     return dtr, tracker
 
 
+def tiny_response_setup(backbone: str, root: Path) -> dict:
+    """The tiny OTT-QA data under ``root``, untrained checkpoints, and what a response evaluation reads: the
+    tables, passages and test conversations."""
+    from retrieval.data.ottqa import load_passages, load_questions, load_tables
+    from retrieval.data.ottqa_conversations import build_conversations
+
+    data = write_tiny_ottqa(root / "ottqa")
+    dtr, tracker = write_checkpoints(backbone, root)
+    tables = load_tables(data / "tables.jsonl")
+    return {"root": root, "data": data, "dtr": dtr, "tracker": tracker, "tables": tables,
+            "passages": load_passages(data / "passages_dev.jsonl"),
+            "conversations": build_conversations(load_questions(data / "questions_dev.json"), tables, "test")}
+
+
 class FakeLLM:
     """A backend stand-in: answers with the first knowledge line's value, or ``answer`` when set.
 

@@ -3,24 +3,16 @@
 import json
 
 import pytest
-from ctbls_fixtures import FakeLLM, write_checkpoints, write_tiny_ottqa
+from ctbls_fixtures import FakeLLM, tiny_response_setup
 
 from eval import response
 from retrieval.ctbls.state_tracker import CellStateTracker
 from retrieval.ctbls.table_retriever import DenseTableRetriever
-from retrieval.data.ottqa import load_passages, load_questions, load_tables
-from retrieval.data.ottqa_conversations import build_conversations
 
 
 @pytest.fixture(scope="module")
 def tiny(tiny_backbone, tmp_path_factory):
-    root = tmp_path_factory.mktemp("response")
-    data = write_tiny_ottqa(root / "ottqa")
-    dtr, tracker = write_checkpoints(tiny_backbone, root)
-    tables = load_tables(data / "tables.jsonl")
-    return {"data": data, "dtr": dtr, "tracker": tracker, "tables": tables,
-            "passages": load_passages(data / "passages_dev.jsonl"),
-            "conversations": build_conversations(load_questions(data / "questions_dev.json"), tables, "test")}
+    return tiny_response_setup(tiny_backbone, tmp_path_factory.mktemp("response"))
 
 
 def _evaluate(tiny, llm, **kw):

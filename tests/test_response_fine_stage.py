@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ctbls_fixtures import FakeLLM, write_checkpoints, write_tiny_ottqa
+from ctbls_fixtures import FakeLLM, tiny_response_setup
 from sqa_fixtures import sqa_folder
 from test_llm import tiny_lm_dir  # noqa: F401  (the tiny random Llama fixture)
 
@@ -14,8 +14,6 @@ from eval.fine_stage import SpanStage, exact_match
 from retrieval.ctbls.spans import normalise
 from retrieval.ctbls.state_tracker import CellStateTracker
 from retrieval.ctbls.table_retriever import DenseTableRetriever
-from retrieval.data.ottqa import load_passages, load_questions, load_tables
-from retrieval.data.ottqa_conversations import build_conversations
 from retrieval.llm import load_backend
 
 
@@ -25,13 +23,7 @@ def test_exact_match_ignores_case_and_spacing():
 
 @pytest.fixture(scope="module")
 def tiny(tiny_backbone, tmp_path_factory):
-    root = tmp_path_factory.mktemp("fine_stage")
-    data = write_tiny_ottqa(root / "ottqa")
-    dtr, tracker = write_checkpoints(tiny_backbone, root)
-    tables = load_tables(data / "tables.jsonl")
-    return {"root": root, "data": data, "dtr": dtr, "tracker": tracker, "tables": tables,
-            "passages": load_passages(data / "passages_dev.jsonl"),
-            "conversations": build_conversations(load_questions(data / "questions_dev.json"), tables, "test")}
+    return tiny_response_setup(tiny_backbone, tmp_path_factory.mktemp("fine_stage"))
 
 
 def test_spans_answers_are_phrases_of_the_top_cells(tiny, tiny_lm_dir):  # noqa: F811

@@ -54,7 +54,8 @@ def read_questions(data_dir: str | Path, logs: set[str] | None = None) -> list[T
     """Every question version of every test file under ``TestData/``, for the given logs (default: all)."""
     root = Path(data_dir) / "TestData"
     if not root.is_dir():
-        raise DataError(f"{root}: not found; --data-dir must hold ConversationData/ and TestData/")
+        raise DataError(f"{root}: not found; the questions' folder (--data-dir, or --questions-dir when given) "
+                        "must hold TestData/")
     out = []
     for path in sorted(root.glob("*/*.json")):
         kind = KINDS.get(path.parent.name)
