@@ -246,8 +246,8 @@ class LocomoAnswersArguments:
     dev: list[str] = option(list(DEV), "the conversations rules and settings were chosen on (the rest: held-out)")
     evidence_rule: str = option(EVIDENCE_RULE, "which ranked row answers (retrieval.memory.when_answer.pick_evidence)",
                                 choices=EVIDENCE_RULES)
-    evidence_margin: float | None = option(WHEN_MARGIN, "evidence rows kept within this many fusion votes of the "
-        "best ('none': all 10)", parse=parse_margin)
+    evidence_margin: float | None = option(WHEN_MARGIN, "evidence rows kept within this share of the fused scores' "
+        "spread of the best ('none': all 10)", parse=parse_margin)
     evidence_depth: int | None = option(EVIDENCE_DEPTH, "ranked rows the evidence rule looks at ('none': all)",
                                         parse=parse_depth)
     llm: str | dict | None = option(None, "LLM spec for the LLM row (e.g. a llama.cpp server: '{\"backend\": "

@@ -7,7 +7,7 @@
 
 Methods, all in one run, on every version (paraphrase) of every question:
 - ``rule``: the rule planner (time expressions -> table operations; content ranking when named, keeping at most
-  ``content_k`` rows within ``content_margin`` fusion votes of the best);
+  ``content_k`` rows within ``content_margin`` of the fused scores' spread from the best);
   ``rule@c`` (time+content only): the same ranking cut to its top c rows (``content_cutoffs``), no margin;
 - ``semantic@k`` (k = 10, 20, 30): dense search over the utterance text;
 - ``semantic_meta@k``: dense search over the text with its metadata written in (session, date, time);
@@ -47,6 +47,7 @@ from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, par
 from retrieval.memory.query_rewrite import LLMRewriter, context_query
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_memory import RANKERS, TemporalMemory
+from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta, precision, recall
 
 logger = logging.getLogger("eval.temporal")
@@ -66,10 +67,12 @@ class TemporalEvalConfig:
         default_factory=lambda: default_cache_dir("temporal"))
     content_k: int = option(PlannerConfig.content_k, "at most this many rows when a question names content "
         "(time+content)")
-    content_margin: float | None = option(PlannerConfig.content_margin, "time+content: keep rows within this many "
-        "fusion votes of the best ('none': all k)", parse=parse_margin)
+    content_margin: float | None = option(PlannerConfig.content_margin, "time+content: keep rows within this share "
+        "of the fused scores' spread (best to k-th) of the best ('none': all k)", parse=parse_margin)
     fallback_k: int = option(PlannerConfig.fallback_k, "rows kept by the semantic fallback (no time reference)")
-    ranker: str = option("hybrid", "content ranking: hybrid (dense + BM25, reciprocal rank fusion), dense or bm25",
+    fusion: str = option("scores", "content fusion: scores (each ranker's scores min-max rescaled, summed) or rrf "
+        "(reciprocal rank)", choices=FUSIONS)
+    ranker: str = option("hybrid", "content ranking: hybrid (dense + BM25, fused), dense or bm25",
         choices=RANKERS)
     turns: bool = option(True, "also rank each utterance with the turn it follows (a second index)")
     content_cutoffs: list[int] = option([1, 3, 5, 10], "time+content: also score the top c ranked rows (no margin)")
@@ -133,7 +136,7 @@ def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[Temporal
     wide = None
     if cutoffs:
         config = replace(memory.planner.config, content_k=max(cutoffs), content_margin=None)
-        wide = TemporalMemory(memory.table, RulePlanner(config), ranker=memory.ranker)
+        wide = TemporalMemory(memory.table, RulePlanner(config), ranker=memory.ranker, fusion=memory.fusion)
     for q in questions:
         handlings = HANDLINGS.items() if q.kind == "ambiguous" else [(None, "none")]
         for label, mode in handlings:
@@ -280,7 +283,8 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
                                                                 turns=config.turns),
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
                                                                      metadata_in_text=True)}
-        memory = memories[log] = TemporalMemory(tables["semantic"], planner, ranker=config.ranker)
+        memory = memories[log] = TemporalMemory(tables["semantic"], planner, ranker=config.ranker,
+                                                fusion=config.fusion)
         memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
         qs = [q for q in questions if q.log == log]
         run_rule(board, memory, qs, config.content_cutoffs)

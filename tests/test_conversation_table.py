@@ -10,7 +10,7 @@ import pytest
 from retrieval.data.conversation_log import assign_sessions, load_log, read_jsonl_log, read_locomo, read_zyphra_log
 from retrieval.data.jsonio import DataError
 from retrieval.memory.conversation_table import COLUMNS, ConversationTable, turn_texts
-from retrieval.memory.temporal_memory import RRF_K, TemporalMemory, main
+from retrieval.memory.temporal_memory import TemporalMemory, main
 
 ZYPHRA = {
     "speaker_a": "Ann", "speaker_b": "Bob",
@@ -168,10 +168,14 @@ def test_content_ranking_margin_keeps_rows_close_to_the_best(tmp_path, tiny_enco
     best = full[0][1]
     alone = memory._rank("pottery classes", 4, ids, margin=0.0)
     assert alone == [(i, s) for i, s in full if s == best]  # only the best (and exact ties)
-    vote = 1 / (RRF_K + 1)
-    for m in (0.5, 1.5):
+    spread = best - full[-1][1]
+    for m in (0.25, 0.5, 0.75):
         kept = memory._rank("pottery classes", 4, ids, margin=m)
-        assert kept == [(i, s) for i, s in full if s >= best - m * vote]  # a prefix of the full ranking
+        assert kept == [(i, s) for i, s in full if s >= best - m * spread - 1e-9]  # a prefix of the full ranking
+    rrf = TemporalMemory(memory.table, fusion="rrf")._rank("pottery classes", 4, ids)
+    assert sorted(rrf) != sorted(full) and {i for i, _ in rrf} == {i for i, _ in full}  # same rows, other scores
+    with pytest.raises(ValueError, match="fusion"):
+        TemporalMemory(memory.table, fusion="max")
     plan_rows = memory.ask("What did Bob say about pottery on May 12th?").rows
     assert 1 <= len(plan_rows) <= 2 and set(plan_rows.index) <= {2, 3}
 

@@ -3,7 +3,7 @@ import pytest
 
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
-from retrieval.search.fusion import reciprocal_rank_fusion
+from retrieval.search.fusion import min_max_fusion, reciprocal_rank_fusion, spread_cut
 
 
 def unit(rng, n, d=16):
@@ -69,3 +69,24 @@ def test_rrf():
     assert [i for i, _ in close] == ["c", "a"]
     far = [("a", 0)] + [(f"x{j}", 0) for j in range(39)] + [("c", 0)]
     assert reciprocal_rank_fusion([far, far], boost={"c"})[0][0] == "a"
+
+
+def test_min_max_fusion_weighs_how_clear_a_winner_is():
+    # one ranker sure of "a" (a far ahead), another barely preferring "b": by rank a tie, by score "a"
+    sure, unsure = [("a", 10.0), ("b", 1.0), ("c", 0.0)], [("b", 0.51), ("a", 0.50), ("c", 0.0)]
+    fused = min_max_fusion([sure, unsure])
+    assert [i for i, _ in fused] == ["a", "b", "c"]
+    assert dict(fused) == pytest.approx({"a": 1.0 + 0.50 / 0.51, "b": 0.1 + 1.0, "c": 0.0})
+    # a list whose scores are all equal adds nothing; an id missing from a list gets its 0; the prior is 0.3
+    flat = [("c", 0.0), ("a", 0.0)]
+    assert dict(min_max_fusion([sure, flat], boost={"c"})) == pytest.approx({"a": 1.0, "b": 0.1, "c": 0.3})
+    assert min_max_fusion([sure, unsure], top=1) == fused[:1] and min_max_fusion([[], sure]) == min_max_fusion([sure])
+
+
+def test_spread_cut_is_relative_to_the_lists_own_spread():
+    fused = [("a", 3.0), ("b", 2.5), ("c", 2.0), ("d", 1.0)]  # spread 2
+    assert spread_cut(fused, 0.0) == fused[:1] and spread_cut(fused, None) == fused == spread_cut(fused, 1.0)
+    assert spread_cut(fused, 0.25) == fused[:2] and spread_cut(fused, 0.5) == fused[:3]
+    scaled = [(i, 10 * s) for i, s in fused]  # the same ranking in other units: the same rows
+    assert [i for i, _ in spread_cut(scaled, 0.5)] == ["a", "b", "c"]
+    assert spread_cut([("a", 1.0), ("b", 1.0)], 0.0) == [("a", 1.0), ("b", 1.0)] and spread_cut([], 0.3) == []

@@ -31,7 +31,7 @@ from models.dual_encoder import DualEncoder  # noqa: E402
 from models.losses import InBatchContrastiveLoss  # noqa: E402
 from retrieval.config import option, parse_config  # noqa: E402
 from retrieval.data.jsonio import DataError, run_cli  # noqa: E402
-from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
+from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
 from retrieval.data.paths import default_cache_dir  # noqa: E402
 from retrieval.memory.conversation_table import ConversationTable, turn_texts  # noqa: E402
 from retrieval.memory.temporal_memory import TemporalMemory  # noqa: E402
@@ -82,12 +82,6 @@ def split_samples(samples: list[dict], args: DialogueRetrieverArguments) -> tupl
     return [by_id[i] for i in train_ids], [by_id[i] for i in val]
 
 
-def evidence_days(table: ConversationTable, evidence) -> list[int]:
-    """Rows of the calendar days that hold the evidence: what a question naming its date narrows to."""
-    frame = table.frame
-    return frame.index[frame["date"].isin(set(frame.loc[list(evidence), "date"]))].tolist()
-
-
 def build_pairs(samples: list[dict], args: DialogueRetrieverArguments) -> list[dict]:
     categories = [int(c) for c in _ids(args.categories)]
     pairs: list[dict] = []
@@ -100,7 +94,7 @@ def build_pairs(samples: list[dict], args: DialogueRetrieverArguments) -> list[d
         bm25 = {view: BM25Retriever(texts, frame.index.tolist()) for view, texts in views.items()}
         for q in evidence_questions(sample, utterances, categories):
             query = memory.rank_op(q.question)["query"]
-            pool = [i for i in evidence_days(memory.table, q.evidence) if i not in q.evidence]
+            pool = [i for i in evidence_days(memory.table.frame, q.evidence) if i not in q.evidence]
             for view, texts in views.items():
                 wrong = [i for i, _ in bm25[view].search([query], args.hard_negatives, subset=pool)[0]]
                 for e in q.evidence:
@@ -122,7 +116,7 @@ def make_validation(samples: list[dict], args: DialogueRetrieverArguments):
         for utterances, questions in prepared:
             memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, turns=True))
             for q in questions:
-                rows = memory.table.frame.loc[evidence_days(memory.table, q.evidence)]
+                rows = memory.table.frame.loc[evidence_days(memory.table.frame, q.evidence)]
                 rankings.append((memory.rank_rows(q.question, rows, 10), set(q.evidence)))
         return ranking_metrics(rankings)
 

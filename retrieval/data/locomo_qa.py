@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from retrieval.data.conversation_log import Utterance
 from retrieval.data.conversation_log import locomo_sample_id as sample_id
 from retrieval.data.conversation_log import locomo_sample_utterances as sample_utterances
 from retrieval.data.conversation_log import read_locomo_samples as read_samples
 
-__all__ = ["EvidenceQuestion", "evidence_questions", "read_samples", "sample_id", "sample_utterances"]
+__all__ = ["EvidenceQuestion", "evidence_days", "evidence_questions", "read_samples", "sample_id", "sample_utterances"]
 
 
 @dataclass(frozen=True)
@@ -51,3 +53,9 @@ def evidence_questions(sample: dict, utterances: Sequence[Utterance],
             out.append(EvidenceQuestion(str(sample.get("sample_id", "")), qa["question"], qa["category"],
                                         tuple(evidence), _text(qa.get("answer")), _text(qa.get("adversarial_answer"))))
     return out
+
+
+def evidence_days(frame: pd.DataFrame, evidence: Collection[int]) -> list[int]:
+    """The rows (index labels of a conversation table's ``frame``) of the calendar days that hold the evidence:
+    what a question naming its date narrows to, the pool a content ranking sorts at answer time."""
+    return frame.index[frame["date"].isin(set(frame.loc[list(evidence), "date"]))].tolist()

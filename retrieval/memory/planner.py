@@ -28,15 +28,17 @@ COUNT_BY = {"days": "date", "weeks": "week", "months": "month"}
 @dataclass
 class PlannerConfig:
     content_k: int = 10  # at most this many rows kept when the question names content
-    # ... and of those only the rows within this many fusion votes of the best (None: all k). Chosen on LoCoMo's
-    # single-evidence questions ranked within their days (README section 4), as the tightest cut whose recall
-    # reaches 90%: a clear winner comes back alone, a close call with its rivals.
-    content_margin: float | None = 0.3
+    # ... and of those only the rows within this share of the fused scores' spread (best minus k-th) of the best
+    # (None: all k; retrieval.search.fusion.spread_cut). Chosen for the packaged MiniLM on LoCoMo's development
+    # conversations (python -m eval.content_proxy; README section 4) as the tightest cut whose recall on their
+    # single-evidence questions, ranked within their days, reaches 90%: a clear winner comes back alone, a close
+    # call with its rivals. Another encoder: run eval.content_proxy with --encoder and set its margin.
+    content_margin: float | None = 0.61
     fallback_k: int = 10  # rows kept by the semantic fallback
 
 
 def parse_margin(text: str) -> float | None:
-    """A command-line ``--content-margin``: a number of fusion votes, or 'none' for no cut."""
+    """A command-line ``--content-margin``: a share of the fused scores' spread, or 'none' for no cut."""
     if text.strip().lower() == "none":
         return None
     value = float(text)
@@ -149,7 +151,7 @@ class RulePlanner:
             ops.append(rank_op(reading.topic, self.config.content_k, speaker, margin))
             notes.append(f"names a topic ({reading.topic_from}: {', '.join(reading.left)}): ranking the rows of the "
                          f"period by {reading.topic!r}" + (f", {speaker}'s first" if speaker else "")
-                         + (f"; up to {self.config.content_k} rows within {margin} votes of the best"
+                         + (f"; up to {self.config.content_k} rows within {margin} of the score spread of the best"
                             if margin is not None else ""))
         return Plan(ops, notes, self.name, dicts, reading=reading.to_dict())
 

@@ -22,7 +22,8 @@ A plan is a short list of operations applied in order to the rows of a conversat
   two conversations after our third" (1, 2). The anchor is a list of filter ops (``first_nonempty`` included).
 - ``{"op": "rank", "query": "...", "k": 5}``: the k rows most similar to the query (dense index), best first;
   ``"prefer": {"column": "speaker", "value": "John"}`` gives the matching rows a small prior in the ranking;
-  ``"margin": m`` keeps, of those k, only the rows scored within m of the best (in the ranker's units).
+  ``"margin": m`` keeps, of those k, only the rows scored within m times the spread of their scores (best minus
+  k-th) of the best.
 
 Any operation may carry ``"soft": true``: it is skipped, and the skip noted, when it would leave no rows.
 """

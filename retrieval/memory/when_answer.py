@@ -57,8 +57,8 @@ def question_kind(question: str) -> str | None:
 def when_ops(plan, query: str, now: datetime, k: int = EVIDENCE_K, margin: float | None = WHEN_MARGIN) -> list[dict]:
     """The operations for a when-question: rows said by ``now``; of those, when the question names a period
     ("camping in June"), the rows whose event time meets it or, without one, said in it (soft: skipped when none
-    does); then the plan's content ranking (``k`` rows, cut at ``margin`` fusion votes of the best, None for no
-    cut; by ``query`` when the plan ranks nothing)."""
+    does); then the plan's content ranking (``k`` rows, cut at ``margin`` of the fused scores' spread from the best,
+    None for no cut; by ``query`` when the plan ranks nothing)."""
     ops: list[dict] = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
     ranges = [r for e in plan.expressions if not e.get("unresolved") for r in e.get("intervals", [])]
     if ranges:

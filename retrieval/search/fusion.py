@@ -1,9 +1,19 @@
-"""Hybrid retrieval by reciprocal rank fusion (Cormack et al., SIGIR 2009)."""
+"""Hybrid retrieval: fusing the ranked lists of several rankers, and cutting a fused list where it stops being sure.
+
+- :func:`reciprocal_rank_fusion` (Cormack et al., SIGIR 2009): by rank only.
+- :func:`min_max_fusion` (CombSUM over min-max normalised scores; Fox & Shaw, TREC-2 1994; Lee, SIGIR 1997):
+  by score, each ranker's list rescaled to [0, 1], so a clear winner of one ranker stands out by how clear it is.
+- :func:`spread_cut`: keep the rows of a fused list within a fraction of its spread (best to last) of the best.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Sequence
+
+import numpy as np
+
+FUSIONS = ("scores", "rrf")  # min_max_fusion, reciprocal_rank_fusion
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[object, float]]], k: int = 60,
@@ -26,3 +36,39 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[object, float]]], k
             fused[i] += boost_weight / (k + 1)
     out = sorted(fused.items(), key=lambda x: -x[1])
     return out[:top] if top else out
+
+
+def min_max_fusion(rankings: Sequence[Sequence[tuple[object, float]]], top: int | None = None,
+                   boost: Collection | None = None, boost_weight: float = 0.3) -> list[tuple[object, float]]:
+    """Fuse ranked (id, score) lists by the sum of each list's scores rescaled to [0, 1] (its best 1, its last
+    0), best first; ties keep the order ids were first seen in. A list whose scores are all equal (BM25 with no
+    query term in any row) says nothing and adds 0; an id missing from a list gets that list's 0.
+
+    ``boost``: ids given a prior of ``boost_weight`` times one ranker's top score (1), the same share of a vote
+    as :func:`reciprocal_rank_fusion`'s.
+    """
+    fused: dict = defaultdict(float)
+    for ranking in rankings:
+        if not ranking:
+            continue
+        scores = np.asarray([s for _, s in ranking], dtype=np.float64)  # (n,)
+        lo, hi = float(scores.min()), float(scores.max())
+        scaled = (scores - lo) / (hi - lo) if hi > lo else np.zeros_like(scores)
+        for (i, _), v in zip(ranking, scaled):
+            fused[i] += float(v)
+    for i in boost or ():
+        if i in fused:
+            fused[i] += boost_weight
+    out = sorted(fused.items(), key=lambda x: -x[1])
+    return out[:top] if top else out
+
+
+def spread_cut(fused: Sequence[tuple[object, float]], margin: float | None) -> list[tuple[object, float]]:
+    """The rows of a fused list (best first) scored within ``margin`` times its spread (best minus last) of the
+    best: 0 keeps the best (and exact ties), 1 or more keeps them all, None cuts nothing. Measured against the
+    list's own spread, so the same margin means the same for any fusion and any number of rankers."""
+    if margin is None or margin >= 1 or not fused:
+        return list(fused)
+    best, last = fused[0][1], fused[-1][1]
+    floor = best - margin * (best - last) - 1e-12 * abs(best)  # a rounding error never drops a tie
+    return [(i, s) for i, s in fused if s >= floor]

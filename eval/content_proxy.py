@@ -1,0 +1,203 @@
+"""The content ranking's proxy task on LoCoMo: where to fuse and where to cut, chosen on questions that are not
+Zyphra's.
+
+    python -m eval.content_proxy --output runs/content_proxy.json                  # packaged MiniLM
+    python -m eval.content_proxy --encoder runs/dialogue_retriever --dev-samples conv-26 conv-41 --output ...
+
+A Zyphra time+content question names a day and a topic; its answer is (mostly) one utterance of that day. The
+same task, built from LoCoMo's own annotations: every question of categories 1, 3, 4 and 5 with evidence turns,
+ranked by the temporal memory's content ranking (the planner's content query and speaker prior, dense and BM25
+over both views) within the calendar days that hold its evidence. For each fusion (``--fusions``) it reports
+top-1 / 3 / 10 and MRR@10 of the full ranking, and, for every margin of the grid, recall, precision and F2 of
+the rows :func:`~retrieval.search.fusion.spread_cut` keeps of the top ``content_k``. The margin chosen is the
+tightest whose recall on the *development* conversations' single-evidence questions reaches ``target_recall``
+(the rule README section 4 states); the *held-out* conversations (every other one) report it. A fusion is
+judged by F2 at its chosen margin. Settings for another encoder: run this with ``--encoder``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
+from retrieval.config import option, parse_config, write_config
+from retrieval.data.jsonio import INPUT_ERRORS, DataError
+from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances
+from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
+from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.temporal_memory import FUSION_DEPTH, TemporalMemory, fuse_content
+from retrieval.search.fusion import FUSIONS, spread_cut
+from retrieval.search.metrics import f_beta
+
+logger = logging.getLogger("eval.content_proxy")
+MARGINS = tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01))  # the grid; 1 keeps all content_k rows
+
+
+@dataclass
+class ProxyQuestion:
+    """One LoCoMo question with what the content ranking fuses: the lists of every ranker over its evidence days."""
+
+    sample: str
+    category: int
+    evidence: frozenset[int]
+    rankings: list[list[tuple[int, float]]]
+    prefer: list[int]
+
+
+def collect(memory: TemporalMemory, sample: str, questions) -> list[ProxyQuestion]:
+    """Each question's ranker lists (its planner query, within its evidence days) and speaker-prior rows."""
+    frame = memory.table.frame
+    out = []
+    for q in questions:
+        op = memory.rank_op(q.question)
+        pool = evidence_days(frame, q.evidence)
+        prefer = []
+        if "prefer" in op:
+            speakers = frame.loc[pool, op["prefer"]["column"]].to_numpy()
+            prefer = [i for i, s in zip(pool, speakers) if s == op["prefer"]["value"]]
+        rankings = memory.content_rankings(op["query"], FUSION_DEPTH, pool)
+        out.append(ProxyQuestion(sample, q.category, frozenset(q.evidence), rankings, prefer))
+    return out
+
+
+def ranking_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list]) -> dict[str, float]:
+    """Top-1 / 3 / 10 (any evidence turn among the first c) and MRR@10, in percent and as a fraction."""
+    first = [next((p for p, (i, _) in enumerate(f, 1) if i in q.evidence), None) for q, f in zip(questions, fused)]
+    out = {f"top{c}": round(100 * float(np.mean([p is not None and p <= c for p in first])), 2) for c in (1, 3, 10)}
+    out["mrr@10"] = round(float(np.mean([1 / p if p and p <= 10 else 0.0 for p in first])), 4)
+    return out
+
+
+def cut_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list], margin: float | None) -> dict[str, float]:
+    """Mean recall, precision and F2 (percent) of the rows the margin keeps, and the mean number of rows."""
+    rows = []
+    for q, f in zip(questions, fused):
+        kept = {i for i, _ in spread_cut(f, margin)}
+        hit = len(kept & q.evidence)
+        r, p = hit / len(q.evidence), hit / len(kept) if kept else 0.0
+        rows.append((r, p, f_beta(p, r, 2.0), len(kept)))
+    r, p, f2, n = (float(np.mean(c)) for c in zip(*rows))
+    return {"recall": round(100 * r, 2), "precision": round(100 * p, 2), "f2": round(100 * f2, 2),
+            "rows": round(n, 2)}
+
+
+def tightest_margin(grid: dict[float, dict], target: float) -> float | None:
+    """The smallest margin of the grid whose recall (percent) reaches ``target`` (a fraction); None when none."""
+    return next((m for m in sorted(grid) if grid[m]["recall"] >= 100 * target), None)
+
+
+def score_fusion(fusion: str, parts: dict[str, list[ProxyQuestion]], k: int, target: float) -> dict:
+    """One fusion on the development and held-out parts: ranking figures, the margin grid on the single-evidence
+    questions, the margin chosen on development, and every part's figures at it."""
+    out: dict = {"fusion": fusion}
+
+    def fuse(q: ProxyQuestion) -> list[tuple[int, float]]:
+        return fuse_content(q.rankings, fusion, k, q.prefer)
+
+    for name, questions in parts.items():
+        single = [q for q in questions if len(q.evidence) == 1]
+        fused_single = [fuse(q) for q in single]
+        fused_all = [fuse(q) for q in questions]
+        out[name] = {"n_single": len(single), "n_all": len(questions),
+                     "ranking_single": ranking_figures(single, fused_single),
+                     "grid_single": {m: cut_figures(single, fused_single, m) for m in MARGINS},
+                     "_all": fused_all, "_questions": questions}
+    margin = tightest_margin(out["development"]["grid_single"], target) if out["development"]["n_single"] else None
+    out["margin"] = margin
+    for name in parts:
+        part = out[name]
+        fused_all, questions = part.pop("_all"), part.pop("_questions")
+        part["at_margin_single"] = part["grid_single"].get(margin) if margin is not None else None
+        part["at_margin_all"] = cut_figures(questions, fused_all, margin) if margin is not None and questions else None
+    return out
+
+
+def evaluate(data: str, encoder, dev_samples: Sequence[str], fusions: Sequence[str], categories: Sequence[int],
+             k: int, target: float, cache_dir: str | None) -> dict:
+    """Collect every question once, then score each fusion (see the module docstring)."""
+    samples = read_samples(data)
+    known = [sample_id(s, i) for i, s in enumerate(samples)]
+    unknown = sorted(set(dev_samples) - set(known))
+    if unknown:
+        raise DataError(f"{data}: no samples {unknown} (it has {known})")
+    parts: dict[str, list[ProxyQuestion]] = {"development": [], "held_out": []}
+    for i, sample in enumerate(tqdm(samples, desc="LoCoMo conversations")):
+        sid = sample_id(sample, i)
+        utterances = sample_utterances(sample, data, i)
+        memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True))
+        questions = evidence_questions(sample, utterances, categories)
+        parts["development" if sid in dev_samples else "held_out"] += collect(memory, sid, questions)
+    if not parts["development"]:
+        raise DataError(f"{data}: no questions of categories {list(categories)} with evidence in {list(dev_samples)}")
+    results = [score_fusion(fusion, parts, k, target) for fusion in fusions]
+    return {"data": data, "encoder": encoder.identity, "development_samples": list(dev_samples),
+            "held_out_samples": [s for s in known if s not in dev_samples], "categories": list(categories),
+            "content_k": k, "target_recall": target, "fusions": results}
+
+
+@dataclass
+class ContentProxyArguments:
+    """The content ranking on LoCoMo's evidence questions within their evidence days: fusion and margin."""
+
+    locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON (locomo_open.json)", aliases=["--data"])
+    encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
+    dev_samples: list[str] = option(["conv-26", "conv-30", "conv-41", "conv-42"], "the conversations the margin is "
+        "chosen on; every other one reports it")
+    fusions: list[str] = option(list(FUSIONS), "fusions to compare", choices=FUSIONS)
+    categories: list[int] = option([1, 3, 4, 5], "LoCoMo QA categories (2, temporal, has its own command)")
+    content_k: int = option(10, "rows ranked before the cut (the planner's content_k)")
+    target_recall: float = option(0.9, "the margin chosen: the tightest whose development recall reaches this")
+    output: str | None = option(None, "write the results as JSON here")
+
+    def __post_init__(self):
+        if not 0 < self.target_recall <= 1:
+            raise ValueError(f"--target-recall must be in (0, 1], got {self.target_recall}")
+        if self.content_k < 1:
+            raise ValueError(f"--content-k must be >= 1, got {self.content_k}")
+
+
+def print_report(report: dict) -> None:
+    print(f"LoCoMo categories {report['categories']}, ranked within their evidence days; margin: the tightest whose "
+          f"development recall (single evidence) reaches {100 * report['target_recall']:.0f}%")
+    print(f"{'fusion':<8}{'part':<13}{'n':>6}{'top1/3/10':>20}{'margin':>8}{'R / P / F2 at it':>22}{'rows':>6}"
+          f"{'all evidence R / P / F2':>26}")
+    for res in report["fusions"]:
+        for part in ("development", "held_out"):
+            fig = res[part]
+            if not fig["n_single"]:
+                continue
+            rk, at, al = fig["ranking_single"], fig["at_margin_single"], fig["at_margin_all"]
+            top = f"{rk['top1']:.1f}/{rk['top3']:.1f}/{rk['top10']:.1f}"
+            cut = f"{at['recall']:.1f} / {at['precision']:.1f} / {at['f2']:.1f}" if at else "never reached"
+            whole = f"{al['recall']:.1f} / {al['precision']:.1f} / {al['f2']:.1f}" if al else ""
+            print(f"{res['fusion']:<8}{part:<13}{fig['n_single']:>6}{top:>20}{res['margin']!s:>8}{cut:>22}"
+                  f"{at['rows'] if at else '':>6}{whole:>26}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_config(ContentProxyArguments, argv, prog="python -m eval.content_proxy", description=__doc__)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        report = evaluate(args.locomo, load_encoder(args.encoder), args.dev_samples, args.fusions, args.categories,
+                          args.content_k, args.target_recall, args.cache_dir or None)
+    except INPUT_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    report["settings"] = asdict(args)
+    print_report(report)
+    if args.output:
+        write_json(args.output, report, indent=2)
+        write_config(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
