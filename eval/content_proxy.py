@@ -5,14 +5,16 @@ Zyphra's.
     python -m eval.content_proxy --encoder runs/dialogue_retriever --dev-samples conv-26 conv-41 --output ...
 
 A Zyphra time+content question names a day and a topic; its answer is (mostly) one utterance of that day. The
-same task, built from LoCoMo's own annotations: every question of categories 1, 3, 4 and 5 with evidence turns,
+same task, built from LoCoMo's own annotations: every question of categories 1, 3 and 4 with evidence turns,
 ranked by the temporal memory's content ranking (the planner's content query and speaker prior, dense and BM25
-over both views) within the calendar days that hold its evidence. For each fusion (``--fusions``) it reports
-top-1 / 3 / 10 and MRR@10 of the full ranking, and, for every margin of the grid, recall, precision and F2 of
-the rows :func:`~retrieval.search.fusion.spread_cut` keeps of the top ``content_k``. The margin chosen is the
-tightest whose recall on the *development* conversations' single-evidence questions reaches ``target_recall``
-(the rule README section 4 states); the *held-out* conversations (every other one) report it. A fusion is
-judged by F2 at its chosen margin. Settings for another encoder: run this with ``--encoder``.
+over both views) within the calendar days that hold its evidence. Category 5 is left out by default: its
+questions are adversarial, each naming the participant who did *not* say the evidence, so they score a speaker
+prior as harmful by construction. For each candidate (a fusion of ``--fusions`` with a speaker-prior weight of
+``--prior-weights``) it reports top-1 / 3 / 10 and MRR@10 of the full ranking, and, for every margin of the grid,
+recall, precision and F2 of the rows :func:`~retrieval.search.fusion.spread_cut` keeps of the top ``content_k``.
+The margin chosen is the tightest whose recall on the *development* conversations' single-evidence questions
+reaches ``target_recall`` (the rule README section 4 states); the *held-out* conversations (every other one)
+report it. A candidate is judged by its development F2 at its chosen margin. Another encoder: ``--encoder``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
-from retrieval.memory.temporal_memory import FUSION_DEPTH, TemporalMemory, fuse_content
+from retrieval.memory.temporal_memory import FUSION_DEPTH, PRIOR_WEIGHTS, TemporalMemory, fuse_content
 from retrieval.search.fusion import FUSIONS, spread_cut
 from retrieval.search.metrics import f_beta
 
@@ -93,13 +95,16 @@ def tightest_margin(grid: dict[float, dict], target: float) -> float | None:
     return next((m for m in sorted(grid) if grid[m]["recall"] >= 100 * target), None)
 
 
-def score_fusion(fusion: str, parts: dict[str, list[ProxyQuestion]], k: int, target: float) -> dict:
-    """One fusion on the development and held-out parts: ranking figures, the margin grid on the single-evidence
-    questions, the margin chosen on development, and every part's figures at it."""
-    out: dict = {"fusion": fusion}
+def score_candidate(fusion: str, prior: float | None, parts: dict[str, list[ProxyQuestion]], k: int,
+                    target: float) -> dict:
+    """One fusion and speaker-prior weight (None: the fusion's default) on the development and held-out parts:
+    ranking figures, the margin grid on the single-evidence questions, the margin chosen on development, and
+    every part's figures at it."""
+    prior = PRIOR_WEIGHTS[fusion] if prior is None else prior
+    out: dict = {"fusion": fusion, "prior": prior}
 
     def fuse(q: ProxyQuestion) -> list[tuple[int, float]]:
-        return fuse_content(q.rankings, fusion, k, q.prefer)
+        return fuse_content(q.rankings, fusion, k, q.prefer, prior)
 
     for name, questions in parts.items():
         single = [q for q in questions if len(q.evidence) == 1]
@@ -120,8 +125,8 @@ def score_fusion(fusion: str, parts: dict[str, list[ProxyQuestion]], k: int, tar
 
 
 def evaluate(data: str, encoder, dev_samples: Sequence[str], fusions: Sequence[str], categories: Sequence[int],
-             k: int, target: float, cache_dir: str | None) -> dict:
-    """Collect every question once, then score each fusion (see the module docstring)."""
+             k: int, target: float, cache_dir: str | None, priors: Sequence[float] | None = None) -> dict:
+    """Collect every question once, then score each fusion with each prior weight (None: the fusion's default)."""
     samples = read_samples(data)
     known = [sample_id(s, i) for i, s in enumerate(samples)]
     unknown = sorted(set(dev_samples) - set(known))
@@ -136,10 +141,10 @@ def evaluate(data: str, encoder, dev_samples: Sequence[str], fusions: Sequence[s
         parts["development" if sid in dev_samples else "held_out"] += collect(memory, sid, questions)
     if not parts["development"]:
         raise DataError(f"{data}: no questions of categories {list(categories)} with evidence in {list(dev_samples)}")
-    results = [score_fusion(fusion, parts, k, target) for fusion in fusions]
+    results = [score_candidate(fusion, prior, parts, k, target) for fusion in fusions for prior in (priors or [None])]
     return {"data": data, "encoder": encoder.identity, "development_samples": list(dev_samples),
             "held_out_samples": [s for s in known if s not in dev_samples], "categories": list(categories),
-            "content_k": k, "target_recall": target, "fusions": results}
+            "content_k": k, "target_recall": target, "candidates": results}
 
 
 @dataclass
@@ -152,7 +157,10 @@ class ContentProxyArguments:
     dev_samples: list[str] = option(["conv-26", "conv-30", "conv-41", "conv-42"], "the conversations the margin is "
         "chosen on; every other one reports it")
     fusions: list[str] = option(list(FUSIONS), "fusions to compare", choices=FUSIONS)
-    categories: list[int] = option([1, 3, 4, 5], "LoCoMo QA categories (2, temporal, has its own command)")
+    prior_weights: list[float] | None = option(None, "speaker-prior weights to compare, in shares of one list's top "
+        "(default: each fusion's own, retrieval.memory.temporal_memory.PRIOR_WEIGHTS)")
+    categories: list[int] = option([1, 3, 4], "LoCoMo QA categories (2, temporal, has its own command; 5 is "
+        "adversarial: it names the wrong participant)")
     content_k: int = option(10, "rows ranked before the cut (the planner's content_k)")
     target_recall: float = option(0.9, "the margin chosen: the tightest whose development recall reaches this")
     output: str | None = option(None, "write the results as JSON here")
@@ -167,9 +175,9 @@ class ContentProxyArguments:
 def print_report(report: dict) -> None:
     print(f"LoCoMo categories {report['categories']}, ranked within their evidence days; margin: the tightest whose "
           f"development recall (single evidence) reaches {100 * report['target_recall']:.0f}%")
-    print(f"{'fusion':<8}{'part':<13}{'n':>6}{'top1/3/10':>20}{'margin':>8}{'R / P / F2 at it':>22}{'rows':>6}"
-          f"{'all evidence R / P / F2':>26}")
-    for res in report["fusions"]:
+    print(f"{'fusion':<8}{'prior':>6} {'part':<13}{'n':>5}{'top1/3/10':>18}{'margin':>8}{'R / P / F2 at it':>22}"
+          f"{'rows':>6}{'all evidence R / P / F2':>26}")
+    for res in report["candidates"]:
         for part in ("development", "held_out"):
             fig = res[part]
             if not fig["n_single"]:
@@ -178,8 +186,8 @@ def print_report(report: dict) -> None:
             top = f"{rk['top1']:.1f}/{rk['top3']:.1f}/{rk['top10']:.1f}"
             cut = f"{at['recall']:.1f} / {at['precision']:.1f} / {at['f2']:.1f}" if at else "never reached"
             whole = f"{al['recall']:.1f} / {al['precision']:.1f} / {al['f2']:.1f}" if al else ""
-            print(f"{res['fusion']:<8}{part:<13}{fig['n_single']:>6}{top:>20}{res['margin']!s:>8}{cut:>22}"
-                  f"{at['rows'] if at else '':>6}{whole:>26}")
+            print(f"{res['fusion']:<8}{res['prior']:>6} {part:<13}{fig['n_single']:>5}{top:>18}{res['margin']!s:>8}"
+                  f"{cut:>22}{at['rows'] if at else '':>6}{whole:>26}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -187,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         report = evaluate(args.locomo, load_encoder(args.encoder), args.dev_samples, args.fusions, args.categories,
-                          args.content_k, args.target_recall, args.cache_dir or None)
+                          args.content_k, args.target_recall, args.cache_dir or None, args.prior_weights)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -48,7 +48,8 @@ def locomo_file(tmp_path):
     qa = [{"question": "What did Ann adopt?", "answer": "a beagle", "evidence": ["D1:1"], "category": 4},
           {"question": "What class did Bob start?", "answer": "pottery", "evidence": ["D2:1"], "category": 1},
           {"question": "When did Bob start pottery?", "answer": "11 May 2023", "evidence": ["D2:1"], "category": 2},
-          {"question": "What broke?", "answer": "a bowl", "evidence": ["D2:3", "D2:1"], "category": 4}]
+          {"question": "What broke?", "answer": "a bowl", "evidence": ["D2:3", "D2:1"], "category": 4},
+          {"question": "What did Bob adopt?", "evidence": ["D1:1"], "category": 5, "adversarial_answer": "a beagle"}]
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps([{"sample_id": sid, "conversation": conv, "qa": qa} for sid in ("conv-a", "conv-b")]))
     return path
@@ -60,10 +61,11 @@ def test_command_chooses_on_development_and_reports_held_out(tmp_path, tiny_back
                                "--dev-samples", "conv-a", "--output", str(out)])
     assert code == 0 and "held_out" in capsys.readouterr().out
     report = json.loads(out.read_text())
-    assert report["held_out_samples"] == ["conv-b"] and [f["fusion"] for f in report["fusions"]] == ["scores", "rrf"]
-    for fusion in report["fusions"]:
+    assert report["held_out_samples"] == ["conv-b"]
+    assert [(c["fusion"], c["prior"]) for c in report["candidates"]] == [("scores", 1.0), ("rrf", 0.3)]
+    for fusion in report["candidates"]:
         dev = fusion["development"]
-        assert dev["n_all"] == 3 and dev["n_single"] == 2  # category 2 is left out; one question has two turns
+        assert dev["n_all"] == 3 and dev["n_single"] == 2  # categories 2 and 5 left out; one question has two turns
         grid = dev["grid_single"]
         assert fusion["margin"] == min(float(m) for m, g in grid.items() if g["recall"] >= 90)
         assert grid["1.0"]["recall"] == 100.0 and grid["1.0"]["rows"] == 3.0  # a day of three rows, all kept
@@ -79,3 +81,12 @@ def test_command_errors_name_the_input(tmp_path, tiny_backbone, capsys):
     assert "conv-z" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         content_proxy.main(["--locomo", str(path), "--target-recall", "1.5"])
+
+
+def test_prior_weights_are_candidates(tmp_path, tiny_backbone):
+    from models.dual_encoder import DualEncoder
+
+    report = content_proxy.evaluate(str(locomo_file(tmp_path)), DualEncoder.from_backbone(tiny_backbone), ["conv-a"],
+                                    ["scores"], [1, 3, 4, 5], 10, 0.9, None, priors=[0.0, 2.0])
+    assert [c["prior"] for c in report["candidates"]] == [0.0, 2.0]
+    assert all(c["development"]["n_all"] == 4 for c in report["candidates"])  # with category 5

@@ -31,9 +31,9 @@ class PlannerConfig:
     # ... and of those only the rows within this share of the fused scores' spread (best minus k-th) of the best
     # (None: all k; retrieval.search.fusion.spread_cut). Chosen for the packaged MiniLM on LoCoMo's development
     # conversations (python -m eval.content_proxy; README section 4) as the tightest cut whose recall on their
-    # single-evidence questions, ranked within their days, reaches 90%: a clear winner comes back alone, a close
-    # call with its rivals. Another encoder: run eval.content_proxy with --encoder and set its margin.
-    content_margin: float | None = 0.61
+    # single-evidence questions (categories 1, 3, 4), ranked within their days, reaches 90%: a clear winner comes
+    # back alone, a close call with its rivals. Another encoder: run eval.content_proxy with --encoder.
+    content_margin: float | None = 0.6
     fallback_k: int = 10  # rows kept by the semantic fallback
 
 
