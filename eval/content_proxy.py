@@ -11,7 +11,8 @@ over both views) within the calendar days that hold its evidence. Category 5 is 
 questions are adversarial, each naming the participant who did *not* say the evidence, so they score a speaker
 prior as harmful by construction. For each candidate (a fusion of ``--fusions`` with a speaker-prior weight of
 ``--prior-weights``) it reports top-1 / 3 / 10 and MRR@10 of the full ranking, and, for every margin of the grid,
-recall, precision and F2 of the rows :func:`~retrieval.search.fusion.spread_cut` keeps of the top ``content_k``.
+recall, precision and F2 of the rows :func:`~retrieval.search.fusion.spread_cut` keeps of the top ``content_k``
+(with ``--cuts top`` also the earlier cut, a margin in shares of one list's top score).
 The margin chosen is the tightest whose recall on the *development* conversations' single-evidence questions
 reaches ``target_recall`` (the rule README section 4 states); the *held-out* conversations (every other one)
 report it. A candidate is judged by its development F2 at its chosen margin. Another encoder: ``--encoder``.
@@ -34,12 +35,22 @@ from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
-from retrieval.memory.temporal_memory import FUSION_DEPTH, PRIOR_WEIGHTS, TemporalMemory, fuse_content
-from retrieval.search.fusion import FUSIONS, spread_cut
+from retrieval.memory.temporal_memory import FUSION_DEPTH, PRIOR_WEIGHTS, RRF_K, TemporalMemory, fuse_content
+from retrieval.search.fusion import FUSIONS, absolute_cut, spread_cut
 from retrieval.search.metrics import f_beta
 
 logger = logging.getLogger("eval.content_proxy")
-MARGINS = tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01))  # the grid; 1 keeps all content_k rows
+# the grids of margins: of the spread (1 keeps all rows), and of one list's top (4 lists: 4 keeps them all)
+MARGINS = {"spread": tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01)),
+           "top": tuple(round(m, 2) for m in np.arange(0, 4.001, 0.01))}
+CUTS = tuple(MARGINS)  # spread_cut (the default), or absolute_cut in shares of one list's top (the earlier cut)
+
+
+def cut(fused: list[tuple[int, float]], margin: float | None, mode: str, fusion: str) -> list[tuple[int, float]]:
+    """The rows a margin keeps: of the spread (``spread``) or of one list's top score (``top``)."""
+    if mode == "spread":
+        return spread_cut(fused, margin)
+    return absolute_cut(fused, margin, 1 / (RRF_K + 1) if fusion == "rrf" else 1.0)
 
 
 @dataclass
@@ -77,11 +88,13 @@ def ranking_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list]) -
     return out
 
 
-def cut_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list], margin: float | None) -> dict[str, float]:
-    """Mean recall, precision and F2 (percent) of the rows the margin keeps, and the mean number of rows."""
+def cut_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list], margin: float | None,
+                mode: str = "spread", fusion: str = "scores") -> dict[str, float]:
+    """Mean recall, precision and F2 (percent) of the rows the margin keeps (:func:`cut`), and the mean number of
+    rows."""
     rows = []
     for q, f in zip(questions, fused):
-        kept = {i for i, _ in spread_cut(f, margin)}
+        kept = {i for i, _ in cut(f, margin, mode, fusion)}
         hit = len(kept & q.evidence)
         r, p = hit / len(q.evidence), hit / len(kept) if kept else 0.0
         rows.append((r, p, f_beta(p, r, 2.0), len(kept)))
@@ -95,13 +108,13 @@ def tightest_margin(grid: dict[float, dict], target: float) -> float | None:
     return next((m for m in sorted(grid) if grid[m]["recall"] >= 100 * target), None)
 
 
-def score_candidate(fusion: str, prior: float | None, parts: dict[str, list[ProxyQuestion]], k: int,
+def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str, list[ProxyQuestion]], k: int,
                     target: float) -> dict:
-    """One fusion and speaker-prior weight (None: the fusion's default) on the development and held-out parts:
-    ranking figures, the margin grid on the single-evidence questions, the margin chosen on development, and
-    every part's figures at it."""
+    """One fusion, speaker-prior weight (None: the fusion's default) and cut on the development and held-out
+    parts: ranking figures, the margin grid on the single-evidence questions, the margin chosen on development,
+    and every part's figures at it."""
     prior = PRIOR_WEIGHTS[fusion] if prior is None else prior
-    out: dict = {"fusion": fusion, "prior": prior}
+    out: dict = {"fusion": fusion, "prior": prior, "cut": mode}
 
     def fuse(q: ProxyQuestion) -> list[tuple[int, float]]:
         return fuse_content(q.rankings, fusion, k, q.prefer, prior)
@@ -112,7 +125,7 @@ def score_candidate(fusion: str, prior: float | None, parts: dict[str, list[Prox
         fused_all = [fuse(q) for q in questions]
         out[name] = {"n_single": len(single), "n_all": len(questions),
                      "ranking_single": ranking_figures(single, fused_single),
-                     "grid_single": {m: cut_figures(single, fused_single, m) for m in MARGINS},
+                     "grid_single": {m: cut_figures(single, fused_single, m, mode, fusion) for m in MARGINS[mode]},
                      "_all": fused_all, "_questions": questions}
     margin = tightest_margin(out["development"]["grid_single"], target) if out["development"]["n_single"] else None
     out["margin"] = margin
@@ -120,13 +133,16 @@ def score_candidate(fusion: str, prior: float | None, parts: dict[str, list[Prox
         part = out[name]
         fused_all, questions = part.pop("_all"), part.pop("_questions")
         part["at_margin_single"] = part["grid_single"].get(margin) if margin is not None else None
-        part["at_margin_all"] = cut_figures(questions, fused_all, margin) if margin is not None and questions else None
+        part["at_margin_all"] = (cut_figures(questions, fused_all, margin, mode, fusion)
+                                 if margin is not None and questions else None)
     return out
 
 
 def evaluate(data: str, encoder, dev_samples: Sequence[str], fusions: Sequence[str], categories: Sequence[int],
-             k: int, target: float, cache_dir: str | None, priors: Sequence[float] | None = None) -> dict:
-    """Collect every question once, then score each fusion with each prior weight (None: the fusion's default)."""
+             k: int, target: float, cache_dir: str | None, priors: Sequence[float] | None = None,
+             cuts: Sequence[str] = CUTS[:1]) -> dict:
+    """Collect every question once, then score each fusion with each prior weight (None: the fusion's default)
+    and each cut."""
     samples = read_samples(data)
     known = [sample_id(s, i) for i, s in enumerate(samples)]
     unknown = sorted(set(dev_samples) - set(known))
@@ -141,7 +157,8 @@ def evaluate(data: str, encoder, dev_samples: Sequence[str], fusions: Sequence[s
         parts["development" if sid in dev_samples else "held_out"] += collect(memory, sid, questions)
     if not parts["development"]:
         raise DataError(f"{data}: no questions of categories {list(categories)} with evidence in {list(dev_samples)}")
-    results = [score_candidate(fusion, prior, parts, k, target) for fusion in fusions for prior in (priors or [None])]
+    results = [score_candidate(fusion, prior, mode, parts, k, target)
+               for fusion in fusions for prior in (priors or [None]) for mode in cuts]
     return {"data": data, "encoder": encoder.identity, "development_samples": list(dev_samples),
             "held_out_samples": [s for s in known if s not in dev_samples], "categories": list(categories),
             "content_k": k, "target_recall": target, "candidates": results}
@@ -159,6 +176,8 @@ class ContentProxyArguments:
     fusions: list[str] = option(list(FUSIONS), "fusions to compare", choices=FUSIONS)
     prior_weights: list[float] | None = option(None, "speaker-prior weights to compare, in shares of one list's top "
         "(default: each fusion's own, retrieval.memory.temporal_memory.PRIOR_WEIGHTS)")
+    cuts: list[str] = option(["spread"], "cuts to compare: spread (of the fused scores' spread) or top (of one list's "
+        "top score; rrf's earlier 0.3-vote cut)", choices=CUTS)
     categories: list[int] = option([1, 3, 4], "LoCoMo QA categories (2, temporal, has its own command; 5 is "
         "adversarial: it names the wrong participant)")
     content_k: int = option(10, "rows ranked before the cut (the planner's content_k)")
@@ -175,8 +194,8 @@ class ContentProxyArguments:
 def print_report(report: dict) -> None:
     print(f"LoCoMo categories {report['categories']}, ranked within their evidence days; margin: the tightest whose "
           f"development recall (single evidence) reaches {100 * report['target_recall']:.0f}%")
-    print(f"{'fusion':<8}{'prior':>6} {'part':<13}{'n':>5}{'top1/3/10':>18}{'margin':>8}{'R / P / F2 at it':>22}"
-          f"{'rows':>6}{'all evidence R / P / F2':>26}")
+    print(f"{'fusion':<8}{'prior':>6}{'cut':>7} {'part':<13}{'n':>5}{'top1/3/10':>18}{'margin':>8}"
+          f"{'R / P / F2 at it':>22}{'rows':>6}{'all evidence R / P / F2':>26}")
     for res in report["candidates"]:
         for part in ("development", "held_out"):
             fig = res[part]
@@ -184,10 +203,10 @@ def print_report(report: dict) -> None:
                 continue
             rk, at, al = fig["ranking_single"], fig["at_margin_single"], fig["at_margin_all"]
             top = f"{rk['top1']:.1f}/{rk['top3']:.1f}/{rk['top10']:.1f}"
-            cut = f"{at['recall']:.1f} / {at['precision']:.1f} / {at['f2']:.1f}" if at else "never reached"
+            kept = f"{at['recall']:.1f} / {at['precision']:.1f} / {at['f2']:.1f}" if at else "never reached"
             whole = f"{al['recall']:.1f} / {al['precision']:.1f} / {al['f2']:.1f}" if al else ""
-            print(f"{res['fusion']:<8}{res['prior']:>6} {part:<13}{fig['n_single']:>5}{top:>18}{res['margin']!s:>8}"
-                  f"{cut:>22}{at['rows'] if at else '':>6}{whole:>26}")
+            print(f"{res['fusion']:<8}{res['prior']:>6}{res['cut']:>7} {part:<13}{fig['n_single']:>5}{top:>18}"
+                  f"{res['margin']!s:>8}{kept:>22}{at['rows'] if at else '':>6}{whole:>26}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -195,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         report = evaluate(args.locomo, load_encoder(args.encoder), args.dev_samples, args.fusions, args.categories,
-                          args.content_k, args.target_recall, args.cache_dir or None, args.prior_weights)
+                          args.content_k, args.target_recall, args.cache_dir or None, args.prior_weights, args.cuts)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

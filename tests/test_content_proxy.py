@@ -17,6 +17,8 @@ def question(*evidence: int) -> ProxyQuestion:
 def test_cut_figures_count_what_the_margin_keeps():
     fused = [[(1, 1.0), (2, 0.9), (3, 0.0)], [(5, 1.0), (4, 0.5), (6, 0.0)]]  # spreads 1.0 and 1.0
     qs = [question(1), question(4)]
+    assert cut_figures(qs, fused, 0.2, "top")["rows"] == 1.5  # within 0.2 of the best: 1, 2; 5
+    assert cut_figures(qs, fused, 0.2 * 61, "top", "rrf") == cut_figures(qs, fused, 0.2, "top")  # a vote is 1/61
     tight = cut_figures(qs, fused, 0.0)  # the best alone: the first question right, the second wrong
     assert tight == {"recall": 50.0, "precision": 50.0, "f2": 50.0, "rows": 1.0}
     mid = cut_figures(qs, fused, 0.5)  # keeps 1, 2 (within 0.5) and 5, 4 (0.5 is exactly on the floor)
@@ -87,6 +89,8 @@ def test_prior_weights_are_candidates(tmp_path, tiny_backbone):
     from models.dual_encoder import DualEncoder
 
     report = content_proxy.evaluate(str(locomo_file(tmp_path)), DualEncoder.from_backbone(tiny_backbone), ["conv-a"],
-                                    ["scores"], [1, 3, 4, 5], 10, 0.9, None, priors=[0.0, 2.0])
-    assert [c["prior"] for c in report["candidates"]] == [0.0, 2.0]
+                                    ["scores", "rrf"], [1, 3, 4, 5], 10, 0.9, None, priors=[0.0, 2.0],
+                                    cuts=["spread", "top"])
+    assert [(c["fusion"], c["prior"], c["cut"]) for c in report["candidates"]] == [
+        (f, p, c) for f in ("scores", "rrf") for p in (0.0, 2.0) for c in ("spread", "top")]
     assert all(c["development"]["n_all"] == 4 for c in report["candidates"])  # with category 5

@@ -3,7 +3,7 @@ import pytest
 
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
-from retrieval.search.fusion import min_max_fusion, reciprocal_rank_fusion, spread_cut
+from retrieval.search.fusion import absolute_cut, min_max_fusion, reciprocal_rank_fusion, spread_cut
 
 
 def unit(rng, n, d=16):
@@ -90,3 +90,9 @@ def test_spread_cut_is_relative_to_the_lists_own_spread():
     scaled = [(i, 10 * s) for i, s in fused]  # the same ranking in other units: the same rows
     assert [i for i, _ in spread_cut(scaled, 0.5)] == ["a", "b", "c"]
     assert spread_cut([("a", 1.0), ("b", 1.0)], 0.0) == [("a", 1.0), ("b", 1.0)] and spread_cut([], 0.3) == []
+
+
+def test_absolute_cut_is_in_units_of_one_rankers_top():
+    fused = [("a", 3.0), ("b", 2.5), ("c", 2.0), ("d", 1.0)]
+    assert absolute_cut(fused, 0.5) == fused[:2] and absolute_cut(fused, 1.0, unit=0.5) == fused[:2]
+    assert absolute_cut(fused, None) == fused and absolute_cut(fused, 0.0) == fused[:1] and absolute_cut([], 1) == []

@@ -3,7 +3,8 @@
 - :func:`reciprocal_rank_fusion` (Cormack et al., SIGIR 2009): by rank only.
 - :func:`min_max_fusion` (CombSUM over min-max normalised scores; Fox & Shaw, TREC-2 1994; Lee, SIGIR 1997):
   by score, each ranker's list rescaled to [0, 1], so a clear winner of one ranker stands out by how clear it is.
-- :func:`spread_cut`: keep the rows of a fused list within a fraction of its spread (best to last) of the best.
+- :func:`spread_cut`: keep the rows of a fused list within a fraction of its spread (best to last) of the best;
+  :func:`absolute_cut`, within a fixed score (the cut the content ranking used before: 0.3 of one RRF vote).
 """
 
 from __future__ import annotations
@@ -72,3 +73,13 @@ def spread_cut(fused: Sequence[tuple[object, float]], margin: float | None) -> l
     best, last = fused[0][1], fused[-1][1]
     floor = best - margin * (best - last) - 1e-12 * abs(best)  # a rounding error never drops a tie
     return [(i, s) for i, s in fused if s >= floor]
+
+
+def absolute_cut(fused: Sequence[tuple[object, float]], margin: float | None, unit: float = 1.0
+                 ) -> list[tuple[object, float]]:
+    """The rows of a fused list (best first) scored within ``margin * unit`` of the best (None: all); ``unit`` is
+    one ranker's top score: ``1 / (k + 1)`` for :func:`reciprocal_rank_fusion`, 1 for :func:`min_max_fusion`."""
+    if margin is None or not fused:
+        return list(fused)
+    floor = fused[0][1] - margin * unit
+    return [(i, s) for i, s in fused if s >= floor - 1e-12 * abs(fused[0][1])]
