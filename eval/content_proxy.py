@@ -35,22 +35,21 @@ from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
-from retrieval.memory.temporal_memory import FUSION_DEPTH, PRIOR_WEIGHTS, RRF_K, TemporalMemory, fuse_content
-from retrieval.search.fusion import FUSIONS, absolute_cut, spread_cut
+from retrieval.memory.temporal_memory import (
+    CUTS,
+    FUSION_DEPTH,
+    PRIOR_WEIGHTS,
+    TemporalMemory,
+    cut_content,
+    fuse_content,
+)
+from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta
 
 logger = logging.getLogger("eval.content_proxy")
 # the grids of margins: of the spread (1 keeps all rows), and of one list's top (4 lists: 4 keeps them all)
 MARGINS = {"spread": tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01)),
            "top": tuple(round(m, 2) for m in np.arange(0, 4.001, 0.01))}
-CUTS = tuple(MARGINS)  # spread_cut (the default), or absolute_cut in shares of one list's top (the earlier cut)
-
-
-def cut(fused: list[tuple[int, float]], margin: float | None, mode: str, fusion: str) -> list[tuple[int, float]]:
-    """The rows a margin keeps: of the spread (``spread``) or of one list's top score (``top``)."""
-    if mode == "spread":
-        return spread_cut(fused, margin)
-    return absolute_cut(fused, margin, 1 / (RRF_K + 1) if fusion == "rrf" else 1.0)
 
 
 @dataclass
@@ -90,11 +89,11 @@ def ranking_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list]) -
 
 def cut_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list], margin: float | None,
                 mode: str = "spread", fusion: str = "scores") -> dict[str, float]:
-    """Mean recall, precision and F2 (percent) of the rows the margin keeps (:func:`cut`), and the mean number of
-    rows."""
+    """Mean recall, precision and F2 (percent) of the rows the margin keeps (``cut_content``), and the mean number
+    of rows."""
     rows = []
     for q, f in zip(questions, fused):
-        kept = {i for i, _ in cut(f, margin, mode, fusion)}
+        kept = {i for i, _ in cut_content(f, margin, mode, fusion)}
         hit = len(kept & q.evidence)
         r, p = hit / len(q.evidence), hit / len(kept) if kept else 0.0
         rows.append((r, p, f_beta(p, r, 2.0), len(kept)))

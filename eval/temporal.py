@@ -46,7 +46,7 @@ from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, context_query
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import RANKERS, TemporalMemory
+from retrieval.memory.temporal_memory import CUTS, RANKERS, TemporalMemory
 from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta, precision, recall
 
@@ -72,6 +72,8 @@ class TemporalEvalConfig:
     fallback_k: int = option(PlannerConfig.fallback_k, "rows kept by the semantic fallback (no time reference)")
     fusion: str = option("scores", "content fusion: scores (each ranker's scores min-max rescaled, summed) or rrf "
         "(reciprocal rank)", choices=FUSIONS)
+    content_cut: str = option("spread", "time+content: the margin is of the fused scores' spread (spread) or of one "
+        "list's top score (top: with --fusion rrf --content-margin 0.3, the earlier ranking)", choices=CUTS)
     ranker: str = option("hybrid", "content ranking: hybrid (dense + BM25, fused), dense or bm25",
         choices=RANKERS)
     turns: bool = option(True, "also rank each utterance with the turn it follows (a second index)")
@@ -136,7 +138,8 @@ def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[Temporal
     wide = None
     if cutoffs:
         config = replace(memory.planner.config, content_k=max(cutoffs), content_margin=None)
-        wide = TemporalMemory(memory.table, RulePlanner(config), ranker=memory.ranker, fusion=memory.fusion)
+        wide = TemporalMemory(memory.table, RulePlanner(config), ranker=memory.ranker, fusion=memory.fusion,
+                              cut=memory.cut)
     for q in questions:
         handlings = HANDLINGS.items() if q.kind == "ambiguous" else [(None, "none")]
         for label, mode in handlings:
@@ -284,7 +287,7 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
                                                                      metadata_in_text=True)}
         memory = memories[log] = TemporalMemory(tables["semantic"], planner, ranker=config.ranker,
-                                                fusion=config.fusion)
+                                                fusion=config.fusion, cut=config.content_cut)
         memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
         qs = [q for q in questions if q.log == log]
         run_rule(board, memory, qs, config.content_cutoffs)

@@ -250,3 +250,13 @@ def test_cli_uses_the_logs_own_zone_unless_told(tmp_path, tiny_backbone, capsys)
     assert [r["response_idx"] for r in out["rows"]] == [0, 1, 2] and out["plan"]["zone"] == "UTC+01:00"
     assert main([*base, "--tz", "UTC", "What did we discuss on March 17?"]) == 0
     assert [r["response_idx"] for r in json.loads(capsys.readouterr().out)["rows"]] == [0, 1]
+
+
+def test_the_earlier_cut_reads_the_margin_in_rrf_votes(tmp_path, tiny_encoder):
+    memory = TemporalMemory.from_file(write(tmp_path, "1.json", ZYPHRA), encoder=tiny_encoder)
+    earlier = TemporalMemory(memory.table, fusion="rrf", cut="top")
+    full = earlier._rank("pottery classes", 4, [0, 1, 2, 3])
+    kept = earlier._rank("pottery classes", 4, [0, 1, 2, 3], margin=0.5)
+    assert kept == [(i, s) for i, s in full if s >= full[0][1] - 0.5 / 61]  # 0.5 of one vote, 1 / (60 + 1)
+    with pytest.raises(ValueError, match="cut"):
+        TemporalMemory(memory.table, cut="votes")

@@ -43,7 +43,7 @@ from retrieval.memory.when_answer import (
     when_ops,
 )
 from retrieval.memory.when_between import answer_length_between, between_parts
-from retrieval.search.fusion import FUSIONS, min_max_fusion, reciprocal_rank_fusion, spread_cut
+from retrieval.search.fusion import FUSIONS, absolute_cut, min_max_fusion, reciprocal_rank_fusion, spread_cut
 
 REWRITES = ("none", "context", "carry", "llm")
 RANKERS = ("hybrid", "dense", "bm25")
@@ -65,6 +65,18 @@ def fuse_content(rankings: Sequence[Sequence[tuple[int, float]]], fusion: str, k
     if fusion == "rrf":
         return reciprocal_rank_fusion(rankings, k=RRF_K, top=k, boost=set(prefer), boost_weight=prior)
     return min_max_fusion(rankings, top=k, boost=set(prefer), boost_weight=prior)
+
+
+CUTS = ("spread", "top")  # how a rank op's margin is read (cut_content)
+
+
+def cut_content(fused: list[tuple[int, float]], margin: float | None, cut: str, fusion: str) -> list[tuple[int, float]]:
+    """The rows of a fused list a margin keeps: within ``margin`` of its spread of the best (``spread``, the
+    default), or within ``margin`` times one list's top score (``top``: 1 for ``scores``, one vote 1 / (RRF_K + 1)
+    for ``rrf``; the content ranking's earlier cut, rrf with 0.3)."""
+    if cut == "spread":
+        return spread_cut(fused, margin)
+    return absolute_cut(fused, margin, 1 / (RRF_K + 1) if fusion == "rrf" else 1.0)
 
 
 @dataclass
@@ -97,14 +109,16 @@ class TemporalMemory:
     """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
 
     def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None,
-                 ranker: str = "hybrid", fusion: str = "scores"):
+                 ranker: str = "hybrid", fusion: str = "scores", cut: str = "spread"):
         if rewrite not in REWRITES:
             raise ValueError(f"rewrite must be one of {REWRITES}")
         if ranker not in RANKERS:
             raise ValueError(f"ranker must be one of {RANKERS}")
         if fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {FUSIONS}")
-        self.ranker, self.fusion = ranker, fusion
+        if cut not in CUTS:
+            raise ValueError(f"cut must be one of {CUTS}")
+        self.ranker, self.fusion, self.cut = ranker, fusion, cut
         if rewrite == "llm" and llm_rewriter is None:
             raise ValueError("rewrite='llm' needs an llm_rewriter")
         self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
@@ -210,10 +224,10 @@ class TemporalMemory:
         ``k``.
         ``prefer``: rows given a small prior (the plan's named speaker). ``margin``: keep only the rows within
         ``margin`` times the spread of the ``k`` fused scores (best minus k-th) of the best
-        (:func:`~retrieval.search.fusion.spread_cut`): a clear winner comes back alone, a close call with its
-        rivals."""
+        (:func:`~retrieval.search.fusion.spread_cut`; ``self.cut`` "top": of one list's top, :func:`cut_content`):
+        a clear winner comes back alone, a close call with its rivals."""
         fused = fuse_content(self.content_rankings(query, max(k, FUSION_DEPTH), subset), self.fusion, k, prefer)
-        return spread_cut(fused, margin)
+        return cut_content(fused, margin, self.cut, self.fusion)
 
     def rank_op(self, question: str) -> dict:
         """The content ranking the planner gives ``question`` (its query and speaker prior), with "now" at the
@@ -330,6 +344,8 @@ class AskArguments:
         "fused scores' spread (best to k-th) of the best ('none': all content-k)", parse=parse_margin)
     ranker: str = option("hybrid", "content ranking of the surviving rows", choices=RANKERS)
     fusion: str = option("scores", "content fusion: scores (min-max rescaled, summed) or rrf", choices=FUSIONS)
+    content_cut: str = option("spread", "the margin is of the fused scores' spread (spread) or of one list's top "
+        "(top)", choices=CUTS)
     json: bool = option(False, "print the result as JSON")
 
 
@@ -350,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
                                           sample=args.sample, timestamps=args.timestamps,
                                           cache_dir=args.cache_dir or None, planner=rule, rewrite=args.rewrite,
-                                          ranker=args.ranker, fusion=args.fusion,
+                                          ranker=args.ranker, fusion=args.fusion, cut=args.content_cut,
                                           llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
