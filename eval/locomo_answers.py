@@ -108,8 +108,8 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         gold_rows = frame.loc[list(qa.evidence)]
         ranked = memory.when_evidence(qa.question, now, margin=None)
         kept = ranked if margin is None else memory.when_evidence(qa.question, now, margin=margin)
-        e2e = answer_from_evidence(kind, kept, now, rule, frame, depth)
-        gold_answer = answer_from_evidence(kind, gold_rows, now, "stated")
+        e2e = answer_from_evidence(kind, kept, now, rule, frame, depth, qa.question)
+        gold_answer = answer_from_evidence(kind, gold_rows, now, "stated", frame, question=qa.question)
         parts = between_parts(qa.question) if kind == "between" else None
         if parts:  # a length between two events: each ranked on its own (gold: the first evidence turn, the rest)
             gold_answer = answer_length_between(qa.question, *split_evidence(gold_rows), now)

@@ -23,6 +23,7 @@ import pandas as pd
 
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.time_rules_events import weekend_before
+from retrieval.memory.when_neighbours import stated_neighbour
 
 _HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
 # "between" first: a length between two events (retrieval.memory.when_between), then one event's
@@ -192,31 +193,50 @@ def states_length(row: pd.Series | None) -> bool:
     return isinstance(d, (tuple, list)) and len(d) == 3
 
 
+def borrowed_time(row: pd.Series, frame: pd.DataFrame | None, question: str | None) -> tuple[pd.Series, list[str]]:
+    """``row``, or, when it states no event time, the neighbour in its session whose time it borrows
+    (:func:`~retrieval.memory.when_neighbours.stated_neighbour`); with the derivation's line for the borrowing."""
+    if frame is None or question is None or pd.notna(row.get("event_start")):
+        return row, []
+    found = stated_neighbour(frame, row, question)
+    if found is None:
+        return row, []
+    neighbour, distance, common = found
+    return neighbour, [f"row {row.name} states no time of its own: row {neighbour.name}, {abs(distance)} turn(s) "
+                       f"{'before' if distance < 0 else 'after'} it in its session, does (sharing {sorted(common)} "
+                       "with the question)"]
+
+
 def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str = EVIDENCE_RULE,
-                         frame: pd.DataFrame | None = None, depth: int | None = EVIDENCE_DEPTH) -> WhenAnswer:
+                         frame: pd.DataFrame | None = None, depth: int | None = EVIDENCE_DEPTH,
+                         question: str | None = None) -> WhenAnswer:
     """Answer a ``kind`` question (:func:`question_kind`) from ``rows``, best first, the row picked by ``rule``
-    of the first ``depth`` (:func:`pick_evidence`, ``frame`` the whole table's rows): see the module."""
+    of the first ``depth`` (:func:`pick_evidence`, ``frame`` the whole table's rows; given ``question`` too, a
+    picked row that states no time borrows a neighbour's, :func:`borrowed_time`): see the module."""
     row = pick_evidence(rows, rule, frame, depth)
     if kind in LENGTH_FIRST:  # "how long ...?": a row that states a length answers before one that states a time
         row = next((r for _, r in rows.head(depth or len(rows)).iterrows() if states_length(r)), row)
     if row is None:
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
+    picked, borrowed = row, []
+    row, borrowed = borrowed_time(row, frame, question)
     said = row["timestamp"].to_pydatetime()
     t = event_time_of(row)
     where = f"row {row.name} ({row['speaker']}, said {said.isoformat()})"
     if t is not None:
         how = [f"{where} says {t.phrase!r}: resolved against its timestamp to "
                f"[{t.start.date()}, {t.end.date()}) ({t.granularity})"]
-        source = "event_time"
+        source = "neighbour_event_time" if borrowed else "event_time"
     else:
         start, end = day_of(said)
         t = EventTime(start, end, "day", "", "timestamp")
         how = [f"{where} states no time of its own: its timestamp's day"]
         source = "timestamp"
-    rank = rows.index.get_loc(row.name) + 1 if row.name in rows.index else None
+    how = borrowed + how
+    rank = rows.index.get_loc(picked.name) + 1 if picked.name in rows.index else None
     if rank != 1:
-        how.insert(0, f"evidence rule {rule!r}: row {row.name}, " + (f"ranked {rank} of {len(rows)}" if rank else
-                                                                    "the utterance the best-ranked row follows"))
+        how.insert(0, f"evidence rule {rule!r}: row {picked.name}, " + (f"ranked {rank} of {len(rows)}" if rank else
+                                                                       "the utterance the best-ranked row follows"))
     out = WhenAnswer(kind, render(t, said), t.start, t.end, t.granularity, source=source, evidence=rows,
                      derivation=how)
     if t.granularity == "fuzzy" and t.duration:  # "a few years ago": a length before it was said

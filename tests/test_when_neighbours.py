@@ -1,0 +1,79 @@
+"""A when-answer whose evidence row states no time borrows one from a neighbour in its session sharing the
+question's words; never from another session, a neighbour that shares nothing, or one out of the window."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from retrieval.data.conversation_log import Utterance
+from retrieval.memory.conversation_table import utterance_frame
+from retrieval.memory.when_answer import answer_from_evidence
+from retrieval.memory.when_neighbours import content_stems, stated_neighbour
+
+SAID = datetime(2024, 3, 14, 18, tzinfo=timezone.utc)  # a Thursday
+NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
+
+
+def conversation(*turns: tuple[int, str]):
+    """(session, text) turns, speakers alternating, a minute apart (a new session a week later)."""
+    return utterance_frame([Utterance(i, s, "Ann" if i % 2 == 0 else "Bob",
+                                      SAID + timedelta(days=7 * (s - 1), minutes=i), text)
+                            for i, (s, text) in enumerate(turns)])
+
+
+TRIP = [(1, "We drove up to the lake for a fishing trip last weekend."),
+        (1, "Sounds lovely! How was it?"),
+        (1, "Wonderful: we caught three trout and grilled them by the water.")]
+
+
+def test_content_stems_drop_names_stop_words_and_words_of_asking():
+    assert content_stems("When did Ann go on her fishing trip?", ["Ann", "Bob"]) == {"fish", "trip"}
+    assert content_stems("Did you tell Bob?", ["Ann", "Bob"]) == set()
+
+
+def test_a_turn_without_a_time_borrows_its_neighbours():
+    frame = conversation(*TRIP)
+    a = answer_from_evidence("when", frame.iloc[[2]], NOW, frame=frame, question="When did Ann go on a fishing trip?")
+    assert a.answer == "the weekend before 14 March 2024" and a.source == "neighbour_event_time"
+    assert "row 2 states no time of its own: row 0, 2 turn(s) before it" in a.derivation[0]
+    assert "'fish'" in a.derivation[0]
+
+
+def test_without_the_question_or_the_table_nothing_is_borrowed():
+    frame = conversation(*TRIP)
+    assert answer_from_evidence("when", frame.iloc[[2]], NOW, frame=frame).source == "timestamp"
+    assert answer_from_evidence("when", frame.iloc[[2]], NOW, question="When was the fishing trip?").source == \
+        "timestamp"
+
+
+def test_a_neighbour_sharing_no_word_is_not_taken():
+    frame = conversation((1, "I start a new job next month."), (1, "We caught three trout by the water."))
+    a = answer_from_evidence("when", frame.iloc[[1]], NOW, frame=frame, question="When did Bob catch trout?")
+    assert a.source == "timestamp" and a.answer == "14 March 2024"
+
+
+def test_another_session_is_never_a_neighbour():
+    frame = conversation((1, "We went on a fishing trip yesterday."), (2, "The fishing trip was wonderful."))
+    assert stated_neighbour(frame, frame.iloc[1], "When was the fishing trip?") is None
+
+
+def test_the_window_bounds_the_search_and_the_nearest_wins():
+    turns = [(1, "My fishing trip was three weeks ago."), (1, "Oh?"), (1, "Yes."), (1, "Nice."),
+             (1, "The fishing trip was fun."), (1, "Next month I go on another fishing trip.")]
+    frame = conversation(*turns)
+    row = frame.iloc[4]
+    got = stated_neighbour(frame, row, "When was the fishing trip?", window=4)
+    assert got is not None and got[0].name == 5 and got[1] == 1  # one turn after beats four before
+    frame = conversation(*turns[:5])
+    assert stated_neighbour(frame, frame.iloc[4], "When was the fishing trip?", window=3) is None
+    assert stated_neighbour(frame, frame.iloc[4], "When was the fishing trip?", window=4)[0].name == 0
+    with pytest.raises(ValueError, match="at least 0"):
+        stated_neighbour(frame, row, "When?", window=-1)
+
+
+def test_a_row_that_states_a_time_keeps_its_own():
+    frame = conversation((1, "I went fishing on a trip last weekend."), (1, "The fishing trip was yesterday."))
+    a = answer_from_evidence("when", frame.iloc[[1]], NOW, frame=frame, question="When was the fishing trip?")
+    assert a.source == "event_time" and a.answer == "13 March 2024"
