@@ -5,7 +5,8 @@
 
 Rows, from one run over the same questions:
 - ``gold_evidence``: the answer resolved from the gold evidence turns (the first that states an event time, else
-  the first turn's timestamp): resolution alone;
+  a neighbour in its session that states one and shares the question's words, else the first turn's timestamp;
+  the sentence that tells the asked event decides among a turn's phrases): resolution alone;
 - ``end_to_end``: the temporal memory's answer (``TemporalMemory.when_evidence`` ranks the evidence with the
   memory's content ranking, ``answer_from_evidence`` answers from it);
 - ``top_turn_timestamp``: the day of the top retrieved turn, what a memory without event time answers;

@@ -77,3 +77,30 @@ def test_a_row_that_states_a_time_keeps_its_own():
     frame = conversation((1, "I went fishing on a trip last weekend."), (1, "The fishing trip was yesterday."))
     a = answer_from_evidence("when", frame.iloc[[1]], NOW, frame=frame, question="When was the fishing trip?")
     assert a.source == "event_time" and a.answer == "13 March 2024"
+
+
+# ---- which phrase of an utterance answers (retrieval.memory.when_clause) ----------------------------------
+def test_a_time_in_a_sentence_about_another_event_gives_way_to_the_day_it_was_said():
+    frame = conversation((1, "I'm repainting my bakery's front window. I'm also opening a second bakery next "
+                             "month, which is exciting."))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did Ann start repainting the bakery's "
+                                                                      "front window?")
+    assert a.source == "timestamp" and a.answer == "14 March 2024"
+    assert "in a sentence about something else" in a.derivation[0]
+    b = answer_from_evidence("when", frame, NOW, frame=frame, question="When is Ann opening a second bakery?")
+    assert b.source == "event_time" and b.answer == "April 2024"
+
+
+def test_a_time_whose_sentence_brings_a_word_of_the_question_stands():
+    frame = conversation((1, "This scarf is from my winter range. I knitted a limited run last week, so proud!"))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did Ann knit a limited range of scarves?")
+    assert a.source == "event_time" and a.answer == "the week before 14 March 2024"
+
+
+def test_a_frame_sentence_keeps_its_time_and_the_telling_sentence_may_name_its_own():
+    frame = conversation((1, "Guess what I did this week? I adopted a kitten!"))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did Ann adopt a kitten?")
+    assert a.source == "event_time" and a.answer == "the week of 11 March 2024"
+    frame = conversation((1, "We moved house yesterday. And two days ago I sold my old car."))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did Ann sell her car?")
+    assert a.source == "clause_event_time" and a.answer == "12 March 2024"

@@ -6,6 +6,11 @@
     rows = execute(ops, frame, ranker).rows                                       # period (soft), content ranking
     answer = answer_from_evidence(kind, rows, now)   # "7 May 2023", [2023-05-07, 2023-05-08), day, derivation
 
+Given the question and the whole table, the picked row's time is read for the asked event: a row that states
+none borrows a neighbour's in its session that shares the question's words
+(:mod:`retrieval.memory.when_neighbours`), and of a row's several sentences the one that tells the asked event
+decides (:mod:`retrieval.memory.when_clause`); the derivation says so.
+
 The evidence is ranked by the memory's content ranking (the plan's rank op: dense and BM25 over both views, the
 speaker prior, the margin cut). The answer is written the way people write it, at the granularity the evidence
 gives and never finer: "7 May 2023" (a day), "the week before 9 June 2023", "the weekend before 17 July 2023",
@@ -23,6 +28,7 @@ import pandas as pd
 
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.time_rules_events import weekend_before
+from retrieval.memory.when_clause import clause_time
 from retrieval.memory.when_neighbours import stated_neighbour
 
 _HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
@@ -207,6 +213,34 @@ def borrowed_time(row: pd.Series, frame: pd.DataFrame | None, question: str | No
                        "with the question)"]
 
 
+def evidence_time(row: pd.Series, frame: pd.DataFrame | None, question: str | None
+                  ) -> tuple[pd.Series, EventTime, str, list[str]]:
+    """The time a picked evidence ``row`` gives: the row it comes from (itself or the neighbour it borrows from,
+    :func:`borrowed_time`), the interval, its source (``event_time``, ``neighbour_event_time``,
+    ``clause_event_time`` or ``timestamp``) and the derivation. Given ``question``, the row's sentence that tells
+    the asked event decides among its phrases (:func:`~retrieval.memory.when_clause.clause_time`)."""
+    row, how = borrowed_time(row, frame, question)
+    said = row["timestamp"].to_pydatetime()
+    where = f"row {row.name} ({row['speaker']}, said {said.isoformat()})"
+    t = event_time_of(row)
+    source = "neighbour_event_time" if how else "event_time"
+    if t is not None and question is not None:
+        names = [str(x) for x in (frame if frame is not None else row.to_frame().T)["speaker"].unique()]
+        clause = clause_time(row, question, names)
+        if clause is not None:
+            t, why = clause
+            how.append(f"{where}: {why}")
+            source = "clause_event_time" if t is not None else "timestamp"
+    if t is not None:
+        how.append(f"{where} says {t.phrase!r}: resolved against its timestamp to "
+                   f"[{t.start.date()}, {t.end.date()}) ({t.granularity})")
+        return row, t, source, how
+    start, end = day_of(said)
+    if source != "timestamp":
+        how.append(f"{where} states no time of its own: its timestamp's day")
+    return row, EventTime(start, end, "day", "", "timestamp"), "timestamp", how
+
+
 def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str = EVIDENCE_RULE,
                          frame: pd.DataFrame | None = None, depth: int | None = EVIDENCE_DEPTH,
                          question: str | None = None) -> WhenAnswer:
@@ -218,21 +252,9 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         row = next((r for _, r in rows.head(depth or len(rows)).iterrows() if states_length(r)), row)
     if row is None:
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
-    picked, borrowed = row, []
-    row, borrowed = borrowed_time(row, frame, question)
+    picked = row
+    row, t, source, how = evidence_time(row, frame, question)
     said = row["timestamp"].to_pydatetime()
-    t = event_time_of(row)
-    where = f"row {row.name} ({row['speaker']}, said {said.isoformat()})"
-    if t is not None:
-        how = [f"{where} says {t.phrase!r}: resolved against its timestamp to "
-               f"[{t.start.date()}, {t.end.date()}) ({t.granularity})"]
-        source = "neighbour_event_time" if borrowed else "event_time"
-    else:
-        start, end = day_of(said)
-        t = EventTime(start, end, "day", "", "timestamp")
-        how = [f"{where} states no time of its own: its timestamp's day"]
-        source = "timestamp"
-    how = borrowed + how
     rank = rows.index.get_loc(picked.name) + 1 if picked.name in rows.index else None
     if rank != 1:
         how.insert(0, f"evidence rule {rule!r}: row {picked.name}, " + (f"ranked {rank} of {len(rows)}" if rank else
