@@ -104,3 +104,10 @@ def test_a_frame_sentence_keeps_its_time_and_the_telling_sentence_may_name_its_o
     frame = conversation((1, "We moved house yesterday. And two days ago I sold my old car."))
     a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did Ann sell her car?")
     assert a.source == "clause_event_time" and a.answer == "12 March 2024"
+
+
+def test_today_in_the_sentence_telling_the_event_is_its_day():
+    frame = conversation((1, "I had the interview for the bakery job last week. Today the bakery offered me the "
+                             "job!"))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did the bakery offer Ann the job?")
+    assert a.answer == "14 March 2024" and a.source == "clause_event_time"

@@ -7,7 +7,9 @@ is the day it was said. So, at answer time, the evidence row's text is read sent
 resolver, :func:`~retrieval.memory.event_time.read_event_time`) and the sentence sharing the most content words
 with the question (:func:`~retrieval.memory.when_neighbours.content_stems`) decides:
 
-- it states a time: that time (it may be a later phrase than the row's first);
+- it states a time: that time (it may be a later phrase than the row's first; a "today" too: "I had the
+  interview last week. Today they offered me the job!", asked when the job was offered, though at ingest, with
+  no question, "today" gives way to the row's other phrases);
 - it states none, and the sentence of the row's time shares some of the question's words but only ones that
   sentence has too (a proper subset: "studio" beside "expanding my studio's social media presence"): that time is
   another event's, and the answer is the day the row was said; a time whose sentence brings a word of the
