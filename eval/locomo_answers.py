@@ -8,7 +8,9 @@ Rows, from one run over the same questions:
   a neighbour in its session that states one and shares the question's words, else the first turn's timestamp;
   the sentence that tells the asked event decides among a turn's phrases): resolution alone;
 - ``end_to_end``: the temporal memory's answer (``TemporalMemory.when_evidence`` ranks the evidence with the
-  memory's content ranking, ``answer_from_evidence`` answers from it);
+  memory's content ranking, ``answer_from_evidence`` answers from it: by default from the first ranked row that
+  states an event time and shares a content word with the question, else from the top row, which may borrow a
+  neighbour's time);
 - ``top_turn_timestamp``: the day of the top retrieved turn, what a memory without event time answers;
 - ``llm`` (with ``--llm``): the LLM reads the top ``--llm-k`` retrieved turns with their dates and answers; its
   text is read by the evaluation's parser.
