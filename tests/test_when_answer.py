@@ -101,6 +101,11 @@ def test_evidence_rules():
     assert pick_evidence(shuffled, "stated_shared", question="When did Ann buy the cat bed?").name == 2
     assert pick_evidence(shuffled, "stated_shared", question="When did Ann paint?").name == 1  # none shares
     assert pick_evidence(shuffled, "stated_shared").name == 3  # no question: as stated
+    # a stated row less about the question than the first row does not answer: the first does
+    lake = frame_of(("The lake trip with my kayak was fun.", later[0]), ("Sunny out.", later[1]),
+                    ("I visited the lake yesterday.", later[2]))
+    assert pick_evidence(lake.loc[[0, 2]], "stated_shared", question="When was the kayak trip on the lake?").name == 0
+    assert pick_evidence(lake.loc[[0, 2]], "stated_shared", question="When did Ann visit the lake?").name == 2
     with pytest.raises(ValueError, match="evidence rule"):
         pick_evidence(ranked, "best")
     with pytest.raises(ValueError, match="evidence depth"):
