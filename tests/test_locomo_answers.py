@@ -158,3 +158,11 @@ def test_gold_evidence_that_states_no_time_borrows_its_neighbours(tmp_path, tiny
     report = locomo_answers.evaluate(str(path), DualEncoder.from_backbone(tiny_backbone), dev=("conv-x",))
     (q,) = report["questions"]
     assert q["answers"]["gold_evidence"] == "11 May 2023" and q["strict"]["gold_evidence"]
+
+
+def test_held_out_unread_gold_is_counted_not_shown(tmp_path, tiny_backbone, capsys):
+    code = locomo_answers.main(["--locomo", str(locomo_file(tmp_path)), "--encoder", tiny_backbone, "--cache-dir", "",
+                                "--dev", "conv-y"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "Who adopted Rex?" not in printed
+    assert "unread gold on the held-out conversations: 1 (listed in the JSON)" in printed
