@@ -65,6 +65,14 @@ WED = datetime(2023, 6, 14, 15, tzinfo=timezone.utc)
     ("I've been painting for the past few months.", (date(2023, 1, 1), date(2023, 6, 14), "fuzzy")),
     ("I took pottery classes over the summer.", (date(2023, 6, 1), date(2023, 9, 1), "season")),
     ("We went hiking last spring.", (date(2023, 3, 1), date(2023, 6, 1), "season")),
+    ("I signed up earlier this year.", (date(2023, 1, 1), date(2023, 6, 14), "year")),
+    ("We finally met earlier this month.", (date(2023, 6, 1), date(2023, 6, 14), "month")),
+    ("I baked bread yesterday morning.", (date(2023, 6, 13), date(2023, 6, 14), "day")),
+    ("We saw a play last evening.", (date(2023, 6, 13), date(2023, 6, 14), "day")),
+    ("I sold my bike a fortnight ago.", (date(2023, 5, 31), date(2023, 6, 7), "week")),  # as "2 weeks ago"
+    ("We're moving next March.", (date(2024, 3, 1), date(2024, 4, 1), "month")),
+    ("The wedding is next July.", (date(2023, 7, 1), date(2023, 8, 1), "month")),
+    ("I went fishing over the weekend.", (date(2023, 6, 10), date(2023, 6, 12), "weekend")),  # a Wednesday
 ])
 def test_phrasings_of_our_own(text, expected):
     assert reading(text, WED) == expected
@@ -97,6 +105,32 @@ def test_lengths_and_vague_phrases():
                  "I opened my shop not so long ago", "I'll travel a lot in the next few weeks"):
         r = read_event_time(text, THU)
         assert r.time is None and r.vague and "vague" in r.note  # no interval, never a precise date
+
+
+def test_over_the_weekend_by_the_day_it_was_said():
+    """Early in the week the weekend just gone; on the weekend, that one; on a Friday, the coming one."""
+    assert reading("We painted the fence over the weekend.", MON)[:2] == (date(2023, 7, 15), date(2023, 7, 17))
+    sunday, friday = datetime(2023, 7, 16, 9, tzinfo=timezone.utc), datetime(2023, 7, 21, 9, tzinfo=timezone.utc)
+    assert reading("We paint the fence over the weekend.", sunday)[:2] == (date(2023, 7, 15), date(2023, 7, 17))
+    assert reading("We'll paint the fence over the weekend.", friday)[:2] == (date(2023, 7, 22), date(2023, 7, 24))
+
+
+def test_earlier_this_month_on_its_first_day_is_unresolved():
+    r = read_event_time("I started a diet earlier this month.", datetime(2023, 6, 1, 9, tzinfo=timezone.utc))
+    assert r.time is None and "names no earlier day" in r.note
+
+
+def test_next_as_an_order_is_no_time_and_vague_lengths():
+    for text in ("What's your next move?", "What is up next for you?", "My next project is a bench.",
+                 "I'd love to try that next!", "Where will you go next time?"):
+        r = read_event_time(text, WED)
+        assert (r.time, r.unresolved, r.vague) == (None, [], []), text
+    assert read_event_time("Next Friday I fly out.", WED).time is not None  # still a time before a weekday
+    assert read_event_time("We left the next day.", WED).unresolved  # an anaphor: kept as unresolved
+    for text in ("We haven't spoken in a few weeks!", "It's been a couple of days since we chatted.",
+                 "I cook a lot these days."):
+        r = read_event_time(text, WED)
+        assert r.time is None and r.vague, text
 
 
 def test_no_expression_no_event_time_and_unresolved_kept():

@@ -142,3 +142,27 @@ def test_a_length_between_two_events_is_scored(tmp_path, tiny_backbone):
     (q,) = report["questions"]
     assert q["kind"] == "between" and q["answers"]["gold_evidence"] == "6 days" and q["strict"]["gold_evidence"]
     assert report["evidence_depth"] == 1 and q["form"] == "duration"
+
+
+def test_gold_evidence_that_states_no_time_borrows_its_neighbours(tmp_path, tiny_backbone):
+    """The gold turn is the reply after "I started pottery classes yesterday." (it states no time): the answer
+    comes from the turn before it in its session, which shares "pottery" with the question."""
+    from models.dual_encoder import DualEncoder
+
+    path = locomo_file(tmp_path)
+    data = json.loads(path.read_text())
+    data[0]["conversation"]["session_2"][1]["text"] = "Pottery sounds so relaxing, enjoy the classes!"
+    data[0]["qa"] = [{"question": "When did Bob start pottery classes?", "answer": "11 May 2023",
+                      "evidence": ["D2:2"], "category": 2}]
+    path.write_text(json.dumps(data))
+    report = locomo_answers.evaluate(str(path), DualEncoder.from_backbone(tiny_backbone), dev=("conv-x",))
+    (q,) = report["questions"]
+    assert q["answers"]["gold_evidence"] == "11 May 2023" and q["strict"]["gold_evidence"]
+
+
+def test_held_out_unread_gold_is_counted_not_shown(tmp_path, tiny_backbone, capsys):
+    code = locomo_answers.main(["--locomo", str(locomo_file(tmp_path)), "--encoder", tiny_backbone, "--cache-dir", "",
+                                "--dev", "conv-y"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "Who adopted Rex?" not in printed
+    assert "unread gold on the held-out conversations: 1 (listed in the JSON)" in printed

@@ -93,6 +93,19 @@ def test_evidence_rules():
     assert pick_evidence(ranked, "turn", frame).name == 0  # the utterance the reply follows states a time
     assert pick_evidence(ranked, "turn_stated", frame).name == 0
     assert pick_evidence(ranked, "stated", depth=2).name == 1  # row 3 lies deeper: the first row answers
+    # stated_shared: a stated row that shares no word with the question does not answer; without one, as stated
+    swim = frame_of(("Lovely cat!", later[0]), ("Sunny out.", later[1]), ("I bought a cat bed yesterday.", later[2]),
+                    ("I swam in the lake last week.", later[3]))
+    shuffled = swim.loc[[1, 3, 2]]
+    assert pick_evidence(shuffled, "stated_shared", question="When did Bob go swimming in the lake?").name == 3
+    assert pick_evidence(shuffled, "stated_shared", question="When did Ann buy the cat bed?").name == 2
+    assert pick_evidence(shuffled, "stated_shared", question="When did Ann paint?").name == 1  # none shares
+    assert pick_evidence(shuffled, "stated_shared").name == 3  # no question: as stated
+    # a stated row less about the question than the first row does not answer: the first does
+    lake = frame_of(("The lake trip with my kayak was fun.", later[0]), ("Sunny out.", later[1]),
+                    ("I visited the lake yesterday.", later[2]))
+    assert pick_evidence(lake.loc[[0, 2]], "stated_shared", question="When was the kayak trip on the lake?").name == 0
+    assert pick_evidence(lake.loc[[0, 2]], "stated_shared", question="When did Ann visit the lake?").name == 2
     with pytest.raises(ValueError, match="evidence rule"):
         pick_evidence(ranked, "best")
     with pytest.raises(ValueError, match="evidence depth"):

@@ -272,7 +272,7 @@ class TemporalMemory:
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
             evidence_ops = when_ops(plan, normalise(asked), now)  # the plan's (its cut, its period said in)
             evidence = execute(evidence_ops, frame, ranker=self._rank).rows
-            answer = answer_from_evidence(kind, evidence, now, self.evidence_rule, frame)
+            answer = answer_from_evidence(kind, evidence, now, self.evidence_rule, frame, question=asked)
             plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
                               "names, by event time or, without one, by when it was said): "
                               + json.dumps(evidence_ops, default=str))

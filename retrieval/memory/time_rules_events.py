@@ -16,8 +16,13 @@ Readings, with D the day the utterance was said (the calendar of its timestamp's
   the coming one; "next weekend": the first weekend that starts after D.
 - "last Fri", "last Tues": the latest such weekday before D (as "last Friday"); "this Friday", "next Friday":
   the first Friday after D (people say "last Friday" for the past one); "tomorrow", "in N days": days after D;
-  "last night": the day before D.
-- "next month" / "next year": the calendar month / year after D's.
+  "last night", "last evening", "yesterday morning": the day before D; "a fortnight ago": as "2 weeks ago".
+- "over the weekend" (also "during / on / at the weekend"): said Monday to Thursday, the weekend just gone; on a
+  Saturday or Sunday, that one; on a Friday, the coming one.
+- "next month" / "next year": the calendar month / year after D's; "next March", "this coming March": the first
+  March after D's month; "earlier this month" / "earlier this year": its days before D (granularity month /
+  year; none on its first day).
+- "next" that orders things ("your next move", "what's up next?", "next time") is no time: no interval, no note.
 - seasons (meteorological, northern: spring March-May, summer June-August, fall September-November, winter
   December-February): "last summer" the latest summer that ended before D, "this summer" the summer of D's
   year (a winter: the one holding D, else the coming one), "next summer" the first that starts after D.
@@ -32,7 +37,8 @@ Readings, with D the day the utterance was said (the calendar of its timestamp's
   season of that year.
 - fuzzy spans: "a few / several / some days (weeks, months, years) ago" is 2 to 5 units before D, "a couple of
   ... ago" 2 to 3, granularity ``fuzzy``; "a while ago", "recently", "lately", "the other day", "some time ago",
-  "not so long ago" have no interval (kind ``vague``), never a precise date.
+  "not so long ago", "these days", and a gap without an anchor ("we haven't talked in a few days", "it's been a
+  couple of weeks") have no interval (kind ``vague``), never a precise date.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from retrieval.memory.time_calendar import Calendar, add_months
-from retrieval.memory.time_patterns import WEEKDAYS, YR
+from retrieval.memory.time_patterns import MON, MONTHS, WEEKDAYS, YR
 from retrieval.memory.time_rules import Handler, TimeExpression, rule
 
 EVENT_RULES: list[tuple[re.Pattern[str], Handler]] = []
@@ -115,7 +121,7 @@ def tomorrow(cal: Calendar, m: re.Match) -> EventExpression:
     return ev("future_day", "day", cal, d, d)
 
 
-@event_rule(r"\blast\s+night\b")
+@event_rule(r"\blast\s+night\b", r"\blast\s+evening\b", r"\byesterday\s+(?:morning|afternoon|evening|night)\b")
 def last_night(cal: Calendar, m: re.Match) -> EventExpression:
     d = cal.today - timedelta(days=1)
     return ev("relative_day", "day", cal, d, d)
@@ -161,6 +167,17 @@ def weekend_before_last(cal: Calendar, m: re.Match) -> EventExpression:
     return ev("weekend", "weekend", cal, saturday, saturday + timedelta(days=1))
 
 
+@event_rule(r"\b(?:over|during|on|at)\s+the\s+weekend\b(?!\s+(?:before|after|of)\b)")
+def over_the_weekend(cal: Calendar, m: re.Match) -> EventExpression:
+    # Said Monday to Thursday, the weekend just gone; on a Saturday or Sunday, that one; on a Friday, the coming one
+    wd = cal.today.weekday()
+    if wd <= 3:
+        saturday = weekend_before(cal.today)
+    else:
+        saturday = cal.today - timedelta(days=wd - 5) if wd >= 5 else cal.today + timedelta(days=1)
+    return ev("weekend", "weekend", cal, saturday, saturday + timedelta(days=1))
+
+
 @event_rule(r"\b(this|next|coming)\s+weekend\b")
 def this_weekend(cal: Calendar, m: re.Match) -> EventExpression:
     wd = cal.today.weekday()
@@ -190,6 +207,12 @@ def calendar_week(cal: Calendar, m: re.Match) -> EventExpression:
     return ev("week", "week", cal, monday, last)
 
 
+@event_rule(rf"\b{_NUM}\s+fortnights?\s+ago\b")
+def fortnights_ago(cal: Calendar, m: re.Match) -> EventExpression:
+    first, last = unit_start(cal, "week", 2 * _n(m.group(1)))  # as "2 weeks ago"
+    return ev("relative_week", "week", cal, first, last)
+
+
 # ---- months, seasons, years -----------------------------------------------------------------------------
 @event_rule(r"\bnext\s+(month|year)\b")
 def next_month_or_year(cal: Calendar, m: re.Match) -> EventExpression:
@@ -199,6 +222,23 @@ def next_month_or_year(cal: Calendar, m: re.Match) -> EventExpression:
     y, mo = add_months(cal.today.year, cal.today.month, 1)
     ny, nm = add_months(y, mo, 1)
     return ev("future_month", "month", cal, date(y, mo, 1), date(ny, nm, 1) - timedelta(days=1))
+
+
+@event_rule(r"\bearlier\s+this\s+(month|year)\b")
+def earlier_this_month_or_year(cal: Calendar, m: re.Match) -> EventExpression:
+    d, unit = cal.today, m.group(1)
+    first = date(d.year, d.month, 1) if unit == "month" else date(d.year, 1, 1)
+    if first == d:
+        return ev(unit, None, unresolved=f"'earlier this {unit}' on its first day names no earlier day")
+    return ev(unit, unit, cal, first, d - timedelta(days=1))
+
+
+@event_rule(rf"\b(?:next|this\s+coming)\s+({MON})")
+def next_named_month(cal: Calendar, m: re.Match) -> EventExpression:
+    month, d = MONTHS[m.group(1).rstrip(".")], cal.today
+    y = d.year + (month <= d.month)  # the first such month after the one it was said in
+    ny, nm = add_months(y, month, 1)
+    return ev("future_month", "month", cal, date(y, month, 1), date(ny, nm, 1) - timedelta(days=1))
 
 
 def season_days(name: str, year: int) -> tuple[date, date]:
@@ -274,6 +314,20 @@ def fuzzy_ahead(cal: Calendar, m: re.Match) -> EventExpression:
 
 
 @event_rule(r"\b(?:a\s+(?:little\s+|long\s+)?while\s+(?:ago|back)|recently|lately|the\s+other\s+day"
-            r"|some\s+time\s+ago|a\s+long\s+time\s+ago|ages\s+ago|not\s+(?:so\s+|that\s+)?long\s+ago)\b")
+            r"|some\s+time\s+ago|a\s+long\s+time\s+ago|ages\s+ago|not\s+(?:so\s+|that\s+)?long\s+ago"
+            r"|these\s+days|nowadays)\b",
+            r"\b(?:in|been)\s+(?:a\s+)?(?:couple|few|several)\s+(?:of\s+)?(?:days|weeks|months|years)\b")
 def vague(cal: Calendar, m: re.Match) -> EventExpression:
     return ev("vague", None, note=f"{m.group(0).strip()!r} is vague: no interval")
+
+
+# Words a time phrase could begin with that here order things, not times: "your next move", "next time".
+_TIME_WORDS = (r"(?:weeks?|weekends?|months?|years?|days?|nights?|mornings?|afternoons?|evenings?|sessions?|"
+               r"(?:couple|few|several)\b|\d|spring|summer|fall|autumn|winter|"
+               + "|".join(DAY_ABBREVIATIONS) + r"|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)")
+
+
+@event_rule(rf"\bnext\s+(?!{_TIME_WORDS})[a-z]+", r"\bnext\s*[!?.,]")
+def next_in_order(cal: Calendar, m: re.Match) -> EventExpression:
+    # No interval and no note: "what's up next?", "my next adventure" say nothing of when
+    return ev("not_time", None)

@@ -1,0 +1,64 @@
+"""Which of an utterance's time phrases answers a question: the one in the sentence that tells the asked event.
+
+An utterance may tell two events and time only one: "I'm expanding my studio's social media presence. I'm also
+hosting a dance competition next month." Its event time (:mod:`retrieval.memory.event_time`: the first phrase
+that resolves) is the competition's; asked "When did he start expanding his social media presence?", the answer
+is the day it was said. So, at answer time, the evidence row's text is read sentence by sentence (with the same
+resolver, :func:`~retrieval.memory.event_time.read_event_time`) and the sentence sharing the most content words
+with the question (:func:`~retrieval.memory.when_neighbours.content_stems`) decides:
+
+- it states a time: that time (it may be a later phrase than the row's first; a "today" too: "I had the
+  interview last week. Today they offered me the job!", asked when the job was offered, though at ingest, with
+  no question, "today" gives way to the row's other phrases);
+- it states none, and the sentence of the row's time shares some of the question's words but only ones that
+  sentence has too (a proper subset: "studio" beside "expanding my studio's social media presence"): that time is
+  another event's, and the answer is the day the row was said; a time whose sentence brings a word of the
+  question of its own ("This hoodie is from my own collection. I made a limited line last week", asked about
+  a limited collection of hoodies) stands;
+- otherwise (the time's sentence shares no word: a frame such as "Guess what I did this week?" before the
+  event; or no sentence shares any): the row's event time stands.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import pandas as pd
+
+from retrieval.memory.event_time import EventTime, read_event_time
+from retrieval.memory.when_neighbours import content_stems
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(str(text).strip()) if s.strip()]
+
+
+def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventTime | None, str] | None:
+    """The event time of ``row`` that answers ``question`` when it differs from the row's stored one (see the
+    module): ``(time or None for the day it was said, why)``; None when the stored reading stands."""
+    parts = sentences(row["text"])
+    if len(parts) < 2:
+        return None
+    asked = content_stems(question, names)
+    said: datetime = row["timestamp"].to_pydatetime()
+    shared = [asked & content_stems(p, names) for p in parts]
+    best = max(range(len(parts)), key=lambda i: len(shared[i]))
+    if not shared[best]:
+        return None
+    own = read_event_time(parts[best], said).time
+    stored = row.get("event_phrase")
+    if own is not None:
+        if own.phrase == stored:
+            return None
+        return own, f"the sentence that shares most words with the question says {own.phrase!r}"
+    if not isinstance(stored, str):
+        return None
+    timed = [i for i, p in enumerate(parts) if (t := read_event_time(p, said).time) is not None and t.phrase == stored]
+    if timed and shared[timed[0]] and shared[timed[0]] < shared[best]:
+        return None, (f"{stored!r} is in a sentence about something else (its words of the question, "
+                      f"{sorted(shared[timed[0]])}, are all in the sentence telling the event, "
+                      f"{sorted(shared[best])}): the day it was said")
+    return None
