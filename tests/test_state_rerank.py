@@ -44,8 +44,23 @@ def test_features_read_the_previous_answer_the_question_and_the_tracker():
     assert f[("t", 0, 0)]["numeric_column"] == 1 and f[("t", 0, 1)]["numeric_column"] == 0
     assert f[("t", 0, 0)]["points_back"] == 1 and f[("t", 0, 0)]["position"] == 1
     assert f[("t", 0, 0)]["previous_row_share"] == pytest.approx(2 / 3)
-    first = dict(zip(FEATURES, StateFeaturizer()(ranked, TABLE, TurnState("what are the venues?", 0))[1][0]))
-    assert first["has_previous"] == 0 and first["previous_row"] == 0 and first["points_back"] == 0
+    ids, x = StateFeaturizer()(ranked, TABLE, TurnState("what are the venues?", 0))
+    first = {cell[1:]: dict(zip(FEATURES, row)) for cell, row in zip(ids, x)}
+    assert first[(0, 0)]["has_previous"] == 0 and first[(0, 0)]["previous_row"] == 0
+    assert first[(0, 0)]["points_back"] == 0 and first[(0, 0)]["superlative"] == 0
+    assert first[(1, 2)]["header_best"] == 1 and first[(1, 0)]["header_best"] == 0
+    assert first[(1, 2)]["first_row"] == 0 and first[(0, 1)]["first_row"] == 1  # no previous: the whole table
+
+
+def test_extremes_and_order_are_taken_among_the_previous_rows():
+    state = TurnState("which of these had the most recent year?", 2, frozenset({(1, 2), (2, 2)}))
+    ids, x = StateFeaturizer()(_ranked([(0, 0)]), TABLE, state)
+    f = {cell[1:]: dict(zip(FEATURES, row)) for cell, row in zip(ids, x)}
+    assert f[(0, 0)]["superlative"] == 1 and f[(0, 0)]["order_word"] == 0
+    assert f[(2, 0)]["column_max"] == 1 and f[(1, 0)]["column_min"] == 1 and f[(0, 0)]["column_min"] == 0
+    assert f[(1, 1)]["first_row"] == 1 and f[(2, 1)]["last_row"] == 1 and f[(0, 1)]["first_row"] == 0
+    assert f[(0, 1)]["column_max"] == 0  # the city column holds no numbers
+    assert f[(2, 0)]["header_best"] == 1 and f[(2, 2)]["header_best"] == 0  # "year" names the Year column
 
 
 def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -91,7 +106,7 @@ def test_save_and_load_round_trip_and_refuse_other_features(tmp_path):
         StateReranker.load(tmp_path / "other.json")
     with pytest.raises(FileNotFoundError, match="no state re-ranker"):
         find_reranker(str(tmp_path / "missing.json"), None)
-    with pytest.raises(ValueError, match=r"\(N, 20\)"):
+    with pytest.raises(ValueError, match=rf"\(N, {len(FEATURES)}\)"):
         StateReranker().fit(x[:, :3], y)
     with pytest.raises(RuntimeError, match="not fitted"):
         StateReranker().decision(x)

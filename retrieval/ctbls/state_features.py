@@ -12,7 +12,11 @@ mostly in the previous answer's rows ("which of those ...?"), or its column, or 
   question names the cell's value as a phrase, and whether it names another value of the cell's row;
 - the state: whether there is a previous answer, whether the cell, its row, its column is in it, the share of the
   table's rows it holds, whether the question holds a word that points back ("those", "them", "their", ...);
-- the question's position (0, 1, 2, 3 = later) and the share of the cell's column that reads as a number.
+- the question's position (0, 1, 2, 3 = later) and the share of the cell's column that reads as a number;
+- whether the cell's column is the one whose header shares most of the question's words; whether the question
+  holds a superlative ("most", "lowest", ...) or a word of order ("first", "last", ...), and whether the cell
+  holds its column's largest or smallest number, or lies in the first or last row, among the rows in play (the
+  previous answer's, else the whole table's).
 
 Every value is computed from the table, the question, the ranking and the previous answer's cells only: the same
 features for the reference answers (evaluating the tracker) and for the system's own (answering).
@@ -36,11 +40,17 @@ FEATURES = (
     "score", "score_gap", "inverse_rank", "column_best_gap", "column_mean_gap", "row_best_gap",
     "bm25_value", "bm25_row", "header_overlap", "value_overlap", "value_named", "row_named",
     "has_previous", "in_previous", "previous_row", "previous_column", "previous_row_share", "points_back",
-    "position", "numeric_column",
+    "position", "numeric_column", "header_best", "superlative", "order_word", "column_max", "column_min",
+    "first_row", "last_row",
 )
 # Words that point back at an earlier answer ("which of those ...", "what about their ages?"): English anaphora,
 # a closed class, not a list chosen from the data.
 POINTING_BACK = frozenset("those these them they their theirs that this it its he she his her him".split())
+# Superlatives and the words of order: the answer is then an extreme of a column, or the first or last row, among
+# the rows in play (the previous answer's, else the table's). English closed classes again.
+SUPERLATIVES = frozenset("most least highest lowest largest smallest biggest greatest fewest longest shortest oldest "
+                         "youngest newest earliest latest best worst maximum minimum max min more less".split())
+ORDER_WORDS = frozenset("first last top bottom final next previous".split())
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -79,10 +89,14 @@ class TableView:
         self.named_input = [(cell, v) for cell, v in zip(self.cells, values)]
         self.value_words = [words(v) for v in values]
         self.header_words = [words(h) for h in table.header] + [set()] * (table.n_cols - len(table.header))
+        numbers = [answer_value(v) for v in values]
+        self.number = np.array([x if isinstance(x, float) else np.nan for x in numbers])
         self.numeric = np.zeros(table.n_cols)
         for c in range(table.n_cols):
             column = [v for (r, cc), v in zip(self.cells, values) if cc == c and v.strip()]
             self.numeric[c] = np.mean([isinstance(answer_value(v), float) for v in column]) if column else 0.0
+        self.rows = np.array([r for r, _ in self.cells])
+        self.cols = np.array([c for _, c in self.cells])
         rows = [" ".join(cell.text for cell in row) for row in table.rows]
         self._bm25_value = BM25Retriever([v or "-" for v in values], self.cells) if self.cells else None
         self._bm25_row = BM25Retriever([t or "-" for t in rows], list(range(len(rows)))) if rows else None
@@ -123,14 +137,34 @@ def _tracker_columns(ranked: Sequence[tuple[CellId, float]], view: TableView) ->
         if j is not None:
             score[j], rank[j] = s, i
     top = score.max() if n else 0.0
-    rows = np.array([r for r, _ in view.cells])
-    cols = np.array([c for _, c in view.cells])
+    rows, cols = view.rows, view.cols
     col_best = {c: score[cols == c].max() for c in set(cols.tolist())}
     col_mean = {c: score[cols == c].mean() for c in set(cols.tolist())}
     row_best = {r: score[rows == r].max() for r in set(rows.tolist())}
     return np.stack([score, score - top, 1.0 / (1.0 + rank),
                      np.array([col_best[c] for c in cols]) - top, np.array([col_mean[c] for c in cols]) - top,
                      np.array([row_best[r] for r in rows]) - top], axis=1)
+
+
+def _extremes(view: TableView, state: TurnState, query_words: set[str], header_overlap: np.ndarray) -> np.ndarray:
+    """(N, 7): :data:`FEATURES` from "header_best" on (see the module's description)."""
+    n = len(view.cells)
+    in_play = np.isin(view.rows, [r for r, _ in state.previous]) if state.previous else np.ones(n, dtype=bool)
+    out = np.zeros((n, 7))
+    best = header_overlap.max() if n else 0.0
+    out[:, 0] = (header_overlap == best) & (best > 0)
+    out[:, 1] = bool(query_words & SUPERLATIVES)
+    out[:, 2] = bool(query_words & ORDER_WORDS)
+    for c in np.unique(view.cols):
+        here = (view.cols == c) & in_play & ~np.isnan(view.number)
+        if here.any():
+            out[:, 3] += here & (view.number == view.number[here].max())
+            out[:, 4] += here & (view.number == view.number[here].min())
+    played = view.rows[in_play]
+    if len(played):
+        out[:, 5] = in_play & (view.rows == played.min())
+        out[:, 6] = in_play & (view.rows == played.max())
+    return out
 
 
 def turn_features(ranked: Sequence[tuple[CellId, float]], view: TableView, state: TurnState, words: _Words
@@ -150,7 +184,8 @@ def turn_features(ranked: Sequence[tuple[CellId, float]], view: TableView, state
     prev_rows = {r for r, _ in state.previous}
     prev_cols = {c for _, c in state.previous}
     has_prev = float(bool(state.previous))
-    points_back = float(bool(set(_WORD.findall(state.query.lower())) & POINTING_BACK))
+    plain = set(_WORD.findall(state.query.lower()))  # unstemmed: the closed classes are lists of whole words
+    points_back = float(bool(plain & POINTING_BACK))
     share = len(prev_rows) / max(view.table.n_rows, 1)
     out = np.zeros((n, len(FEATURES)))
     out[:, :6] = tracker
@@ -158,9 +193,10 @@ def turn_features(ranked: Sequence[tuple[CellId, float]], view: TableView, state
     for i, (r, c) in enumerate(view.cells):
         header, value = view.header_words[c], view.value_words[i]
         is_named = (r, c) in named
-        out[i, 8:] = (len(question & header) / max(len(question), 1), len(question & value) / max(len(value), 1),
+        out[i, 8:20] = (len(question & header) / max(len(question), 1), len(question & value) / max(len(value), 1),
                       float(is_named), float(named_rows.get(r, 0) > is_named),
                       has_prev, float((r, c) in state.previous), float(r in prev_rows), float(c in prev_cols),
                       share, points_back, float(min(state.position, 3)), view.numeric[c])
+    out[:, 20:] = _extremes(view, state, plain, out[:, 8])
     uid = view.table.uid
     return [(uid, r, c) for r, c in view.cells], out
