@@ -13,7 +13,10 @@ questions are. Reported: ALL (questions), SEQ (sequences) and by position, with 
 ``predicted`` (the earlier questions with the answers this system gave: what a deployed system has, and the
 headline) and ``gold`` (with the reference answers, as eval.state_tracking ranks). Beside them, the published
 figures of DynSP and TaPas on SQA's official test set (SOURCE.md), labelled as theirs: a different set of tables.
-With ``--llm``, the LLM given the top cells answers the first ``--llm-sequences`` sequences (eval/answer_llm.py:
+With a state re-ranker (``--state-rerank``: by default the tracker folder's ``state_rerank.json`` when it has
+one; train/state_rerank.py) the same rows again over its re-ranking of the tracker's cells ("extractive + state
+re-ranking"), reading the previous answer the history holds (the system's own, or the reference), with a rule
+chosen on dev for it. With ``--llm``, the LLM given the top cells answers the first ``--llm-sequences`` sequences (eval/answer_llm.py:
 its answer mapped back to the cells it names), scored beside the extractive selector on the same sequences, with
 the ROUGE of its answer texts.
 """

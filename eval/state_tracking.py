@@ -7,6 +7,7 @@ reciprocal rank fusion of BM25 and the tracker, side by side.
     python -m eval.state_tracking --tracker runs/state_tracker --history-turns 0   # anchor = the query alone
     python -m eval.state_tracking --dataset sqa --tracker runs/state_tracker_sqa \
         --tracker-without-history runs/state_tracker_sqa_nohistory [--questions FILE.tsv] [--split validation]
+        [--state-rerank auto|none|FILE]
     ctbls-eval-state-tracking ...                                                   # the same, as a console script
 
 Every turn of every conversation of the split (OTT-QA's questions grouped by table, or with
@@ -20,6 +21,11 @@ table of ``--tables``, or with ``--dtr-pool split`` from the split's tables, the
 setting; a missed table is a missed turn). ``--dtr untuned`` uses the
 untuned encoder as the DTR. With ``--hybridialogue`` each turn ranks its own candidates
 (``possible_next_cands_ids``, their ``linearized_input``) instead.
+
+With a state re-ranker (train/state_rerank.py; ``--state-rerank auto``, the default, takes the ``--tracker``
+folder's ``state_rerank.json`` when it has one, so OTT-QA's trackers run without) one more row, "tracker with
+history + state re-ranking": the tracker's ranking of the whole table re-scored from the dialogue state
+(retrieval/ctbls/state_rerank.py), the previous answer it reads being the reference one, as in the anchor.
 
 Turns whose answer cells all lie outside the table cannot be scored: they are counted
 (``turns_without_valid_answer_cell``), not scored. Empty cells, ragged tables and links
