@@ -129,14 +129,3 @@ def test_a_fitted_reranker_lifts_the_previous_rows_over_the_trackers_order():
                             TurnState("which of those?", 1, frozenset({(0, 1)})))
     assert reranked[0][0] == ("t", 0, 2) and len(reranked) == 9
     assert all(0 <= p <= 1 for _, p in reranked)
-
-
-def test_in_play_ranks_row_words_and_interrogatives():
-    state = TurnState("who played where in 1991 of those?", 1, frozenset({(1, 2), (2, 2)}))
-    ids, x = StateFeaturizer()(_ranked([(0, 0), (2, 1), (1, 1), (2, 2)]), TABLE, state)
-    f = {cell[1:]: dict(zip(FEATURES, row)) for cell, row in zip(ids, x)}
-    assert f[(2, 1)]["play_inverse_rank"] == 1.0 and f[(2, 1)]["play_gap"] == 0  # (0, 0) is not in play
-    assert f[(1, 1)]["play_inverse_rank"] == 0.5 and f[(0, 0)]["play_inverse_rank"] == pytest.approx(1 / 10)
-    assert f[(1, 2)]["play_column_gap"] == pytest.approx(-0.2) and f[(1, 1)]["play_column_gap"] == 0
-    assert f[(1, 2)]["row_other_overlap"] > 0 and f[(1, 0)]["row_other_overlap"] == 0  # 1991 is in row 1
-    assert f[(0, 0)]["asks_who"] == 1 and f[(0, 0)]["asks_where"] == 1 and f[(0, 0)]["asks_how_many"] == 0

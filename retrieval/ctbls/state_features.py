@@ -16,10 +16,7 @@ mostly in the previous answer's rows ("which of those ...?"), or its column, or 
 - whether the cell's column is the one whose header shares most of the question's words; whether the question
   holds a superlative ("most", "lowest", ...) or a word of order ("first", "last", ...), and whether the cell
   holds its column's largest or smallest number, or lies in the first or last row, among the rows in play (the
-  previous answer's, else the whole table's);
-- among the rows in play: the cell's gap to the best tracker score, 1 / (1 + its rank), its column's best score's
-  gap; the share of the question's content words found in the row's other cells ("which of those were in May?");
-- the question's interrogative: who, when, where, how many / how much (English closed class).
+  previous answer's, else the whole table's).
 
 Every value is computed from the table, the question, the ranking and the previous answer's cells only: the same
 features for the reference answers (evaluating the tracker) and for the system's own (answering).
@@ -44,8 +41,7 @@ FEATURES = (
     "bm25_value", "bm25_row", "header_overlap", "value_overlap", "value_named", "row_named",
     "has_previous", "in_previous", "previous_row", "previous_column", "previous_row_share", "points_back",
     "position", "numeric_column", "header_best", "superlative", "order_word", "column_max", "column_min",
-    "first_row", "last_row", "play_gap", "play_inverse_rank", "play_column_gap", "row_other_overlap",
-    "asks_who", "asks_when", "asks_where", "asks_how_many",
+    "first_row", "last_row",
 )
 # Words that point back at an earlier answer ("which of those ...", "what about their ages?"): English anaphora,
 # a closed class, not a list chosen from the data.
@@ -99,8 +95,6 @@ class TableView:
         for c in range(table.n_cols):
             column = [v for (r, cc), v in zip(self.cells, values) if cc == c and v.strip()]
             self.numeric[c] = np.mean([isinstance(answer_value(v), float) for v in column]) if column else 0.0
-        self.other_words = [set().union(*(w for (r2, c2), w in zip(self.cells, self.value_words)
-                                          if r2 == r and c2 != c)) for r, c in self.cells]
         self.rows = np.array([r for r, _ in self.cells])
         self.cols = np.array([c for _, c in self.cells])
         rows = [" ".join(cell.text for cell in row) for row in table.rows]
@@ -152,17 +146,10 @@ def _tracker_columns(ranked: Sequence[tuple[CellId, float]], view: TableView) ->
                      np.array([row_best[r] for r in rows]) - top], axis=1)
 
 
-def _rows_in_play(view: TableView, state: TurnState) -> np.ndarray:
-    """(N,) bool: the cell lies in a row of the previous answer (every cell, when there is none)."""
-    if not state.previous:
-        return np.ones(len(view.cells), dtype=bool)
-    return np.isin(view.rows, [r for r, _ in state.previous])
-
-
 def _extremes(view: TableView, state: TurnState, query_words: set[str], header_overlap: np.ndarray) -> np.ndarray:
     """(N, 7): :data:`FEATURES` from "header_best" on (see the module's description)."""
     n = len(view.cells)
-    in_play = _rows_in_play(view, state)
+    in_play = np.isin(view.rows, [r for r, _ in state.previous]) if state.previous else np.ones(n, dtype=bool)
     out = np.zeros((n, 7))
     best = header_overlap.max() if n else 0.0
     out[:, 0] = (header_overlap == best) & (best > 0)
@@ -177,30 +164,6 @@ def _extremes(view: TableView, state: TurnState, query_words: set[str], header_o
     if len(played):
         out[:, 5] = in_play & (view.rows == played.min())
         out[:, 6] = in_play & (view.rows == played.max())
-    return out
-
-
-def _in_play(view: TableView, state: TurnState, score: np.ndarray, question: set[str], plain: set[str]
-             ) -> np.ndarray:
-    """(N, 8): :data:`FEATURES` from "play_gap" on (see the module's description)."""
-    n = len(view.cells)
-    in_play = _rows_in_play(view, state)
-    out = np.zeros((n, 8))
-    played = np.flatnonzero(in_play)
-    best = score[played].max()
-    out[:, 0] = score - best
-    rank = np.full(n, float(n))
-    rank[played[np.argsort(-score[played], kind="stable")]] = np.arange(len(played))
-    out[:, 1] = 1.0 / (1.0 + rank)
-    for c in np.unique(view.cols):
-        here = view.cols == c
-        mine = here & in_play
-        out[here, 2] = (score[mine].max() if mine.any() else score.min()) - best
-    out[:, 3] = [len(question & w) / max(len(question), 1) for w in view.other_words]
-    out[:, 4] = bool(plain & {"who", "whom", "whose"})
-    out[:, 5] = "when" in plain
-    out[:, 6] = "where" in plain
-    out[:, 7] = "how" in plain and bool(plain & {"many", "much"})
     return out
 
 
@@ -234,7 +197,6 @@ def turn_features(ranked: Sequence[tuple[CellId, float]], view: TableView, state
                       float(is_named), float(named_rows.get(r, 0) > is_named),
                       has_prev, float((r, c) in state.previous), float(r in prev_rows), float(c in prev_cols),
                       share, points_back, float(min(state.position, 3)), view.numeric[c])
-    out[:, 20:27] = _extremes(view, state, plain, out[:, 8])
-    out[:, 27:] = _in_play(view, state, out[:, 0], question, plain)
+    out[:, 20:] = _extremes(view, state, plain, out[:, 8])
     uid = view.table.uid
     return [(uid, r, c) for r, c in view.cells], out
