@@ -16,15 +16,16 @@ figures of DynSP and TaPas on SQA's official test set (SOURCE.md), labelled as t
 With a state re-ranker (``--state-rerank``: by default the tracker folder's ``state_rerank.json`` when it has
 one; train/state_rerank.py) the same rows again over its re-ranking of the tracker's cells ("extractive + state
 re-ranking"), reading the previous answer the history holds (the system's own, or the reference), with a rule
-chosen on dev for it. With ``--llm``, the LLM given the top cells answers the first ``--llm-sequences`` sequences (eval/answer_llm.py:
-its answer mapped back to the cells it names), scored beside the extractive selector on the same sequences, with
-the ROUGE of its answer texts.
+chosen on dev for it. With ``--llm``, the LLM given the top cells answers the first ``--llm-sequences`` sequences
+(eval/answer_llm.py: its answer mapped back to the cells it names), scored beside the extractive selector on the
+same sequences, with the ROUGE of its answer texts.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from eval.answer_llm import llm_answers
@@ -194,20 +195,27 @@ def summary_name(llm: object) -> str:
 
 
 def extractive_rows(tracker: CellStateTracker, dev: ConversationSet, data: ConversationSet,
-                    shapes: tuple[dict, dict], reranker: StateReranker | None, batch_size: int
-                    ) -> tuple[dict, dict, list[dict[str, Answers]]]:
+                    shapes: tuple[dict, dict], reranker: StateReranker | None, load: Callable,
+                    batch_size: int = 64) -> tuple[dict, dict, list[dict[str, Answers]]]:
     """The extractive selector over the tracker's ranking, and over its state re-ranking when there is a
     ``reranker``: each with its own rule chosen on ``dev``, then answering ``data`` with the predicted and the gold
-    history. Returns the accuracy rows, the rules chosen, and each ranking's answers by history."""
-    rows, chosen, answered = {}, {}, []
-    for suffix, rr in [("", None)] + [(STATE_RERANKED, reranker)] * (reranker is not None):
+    history. ``load(set)`` indexes a set's tables (the tracker holds one set's cells at a time: dev's for the
+    choice, then ``data``'s). Returns the accuracy rows, the rules chosen, and each ranking's answers by history."""
+    rankings = [("", None)] + [(STATE_RERANKED, reranker)] * (reranker is not None)
+    load(dev)
+    chosen = {}
+    for suffix, rr in rankings:
         rule, grid = choose_rule(tracker, dev, batch_size, shapes[0], rr)
+        chosen[suffix or "tracker"] = {"rule": rule, "name": rule.name, "chosen_on": dev.split, "grid_all": grid}
+        print(f"rule chosen on {dev.split}{suffix} (ALL {grid[rule.name]:.3f}): {rule.name}")
+    load(data)
+    rows, answered = {}, []
+    for suffix, rr in rankings:
+        rule = chosen[suffix or "tracker"].pop("rule")
+        chosen[suffix or "tracker"]["chosen"] = asdict(rule)
         answers = {h: rank_turns(tracker, data, [rule], h, batch_size, shapes[1], rr)[rule]
                    for h in ("predicted", "gold")}
         rows.update({f"extractive{suffix}, {h} history": accuracy(data, said) for h, said in answers.items()})
-        chosen[suffix or "tracker"] = {"chosen": asdict(rule), "name": rule.name, "chosen_on": dev.split,
-                                       "grid_all": grid}
-        print(f"rule chosen on {dev.split}{suffix} (ALL {grid[rule.name]:.3f}): {rule.name}")
         answered.append(answers)
     return rows, chosen, answered
 
@@ -216,17 +224,14 @@ def main(argv: list[str] | None = None) -> dict:
     a = parse_config(AnswerAccuracyArguments, argv, prog="python -m eval.answer_accuracy", description=__doc__)
     tracker = CellStateTracker.from_pretrained(a.tracker)
 
-    def load(split: str | None) -> ConversationSet:
-        return _indexed(tracker, load_conversation_set("sqa", split, a.data_dir, a.questions), a)
-
     train = load_conversation_set("sqa", "train", a.data_dir, a.questions)
     classifier = AnswerShapeClassifier(a.seed).fit(train.conversations, train.tables)
-    dev = load(a.choose_on)
-    dev_shapes = predicted_shapes(classifier, dev)
-    data = load(None if a.split == "all" else a.split)
-    shapes = predicted_shapes(classifier, data)
+    dev = load_conversation_set("sqa", a.choose_on, a.data_dir, a.questions)
+    data = load_conversation_set("sqa", None if a.split == "all" else a.split, a.data_dir, a.questions)
+    shapes = (predicted_shapes(classifier, dev), predicted_shapes(classifier, data))
     reranker = find_reranker(a.state_rerank, a.tracker)
-    rows, chosen, answered = extractive_rows(tracker, dev, data, (dev_shapes, shapes), reranker, a.batch_size)
+    rows, chosen, answered = extractive_rows(tracker, dev, data, shapes, reranker,
+                                             lambda d: _indexed(tracker, d, a), a.batch_size)
     for conv in data.conversations[: a.show_sequences]:  # the last ranking's (re-ranked, when there is a re-ranker)
         show_sequence(data, conv, answered[-1]["predicted"])
     llm_summary = _llm_rows(a, tracker, data, answered[0]["gold"], rows) if llm_spec(a.llm) else None

@@ -177,3 +177,16 @@ def test_state_reranker_is_fitted_on_train_chosen_on_dev_and_used_by_both_evalua
                  "extractive, predicted history"):
         assert rows[name]["n"] == 4 and rows[name]["sequences"] == 2
     assert answers["_rule_state_rerank"]["chosen_on"] == "dev" and answers["_data"]["state_rerank"]
+
+
+def test_rules_are_chosen_over_the_dev_tables_cells(sqa_root, trackers, monkeypatch):
+    seen = []
+    choose = answer_accuracy.choose_rule
+
+    def spy(tracker, dev, *args):
+        seen.append(set(dev.tables) <= set(tracker.cells_of))  # the dev tables are the ones indexed
+        return choose(tracker, dev, *args)
+
+    monkeypatch.setattr(answer_accuracy, "choose_rule", spy)
+    answer_accuracy.main(["--tracker", str(trackers / "history"), "--data-dir", str(sqa_root), "--cache-dir", ""])
+    assert seen == [True]
