@@ -13,15 +13,19 @@ questions are. Reported: ALL (questions), SEQ (sequences) and by position, with 
 ``predicted`` (the earlier questions with the answers this system gave: what a deployed system has, and the
 headline) and ``gold`` (with the reference answers, as eval.state_tracking ranks). Beside them, the published
 figures of DynSP and TaPas on SQA's official test set (SOURCE.md), labelled as theirs: a different set of tables.
-With ``--llm``, the LLM given the top cells answers the first ``--llm-sequences`` sequences (eval/answer_llm.py:
-its answer mapped back to the cells it names), scored beside the extractive selector on the same sequences, with
-the ROUGE of its answer texts.
+With a state re-ranker (``--state-rerank``: by default the tracker folder's ``state_rerank.json`` when it has
+one; train/state_rerank.py) the same rows again over its re-ranking of the tracker's cells ("extractive + state
+re-ranking"), reading the previous answer the history holds (the system's own, or the reference), with a rule
+chosen on dev for it. With ``--llm``, the LLM given the top cells answers the first ``--llm-sequences`` sequences
+(eval/answer_llm.py: its answer mapped back to the cells it names), scored beside the extractive selector on the
+same sequences, with the ROUGE of its answer texts.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from eval.answer_llm import llm_answers
@@ -30,6 +34,8 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.answer_sets import cells_named, same_answer
 from retrieval.ctbls.answer_shape import AnswerShapeClassifier
 from retrieval.ctbls.cell_selector import SelectionRule, candidate_rules, select_cells
+from retrieval.ctbls.state_features import TurnState
+from retrieval.ctbls.state_rerank import StateReranker, find_reranker, previous_cells
 from retrieval.ctbls.state_tracker import CellStateTracker
 from retrieval.data.conversation_sets import ConversationSet, load_conversation_set, report_split, selection_split
 from retrieval.data.paths import DATA_DIR, default_cache_dir
@@ -41,6 +47,7 @@ PUBLISHED = {  # SQA's official (withheld) test set, as published: not our table
     "TaPas (published, SQA test)": {"all": 0.672, "seq": 0.404},
 }
 COLUMNS = ["all", "seq", "turn1", "turn2", "turn3", "turn4+"]
+STATE_RERANKED = " + state re-ranking"
 Answers = dict[str, list]  # turn id -> the predicted cells (uid, row, col)
 
 
@@ -49,11 +56,13 @@ def cell_texts(data: ConversationSet, cells: list) -> list[str]:
 
 
 def rank_turns(tracker: CellStateTracker, data: ConversationSet, rules: list[SelectionRule], history: str,
-               batch_size: int = 64, shapes: dict[str, str] | None = None) -> dict[SelectionRule, Answers]:
+               batch_size: int = 64, shapes: dict[str, str] | None = None,
+               reranker: StateReranker | None = None) -> dict[SelectionRule, Answers]:
     """Each rule's answer cells for every turn, position by position. With ``history="predicted"`` a turn's
     anchor (and the previous rows a shape rule uses) holds the answers the same rule gave the earlier turns (one
     ranking per rule and turn); with ``"gold"`` the reference answers (one ranking per turn serves every rule).
-    ``shapes``: each turn's predicted answer shape, for the shape rules."""
+    ``shapes``: each turn's predicted answer shape, for the shape rules. ``reranker``: the state re-ranking of
+    the tracker's ranking, reading the same previous answer (the rule's own, or the reference), before the rule."""
     k = max(t.n_rows * t.n_cols for t in data.tables.values())
     answers: dict[SelectionRule, Answers] = {rule: {} for rule in rules}
     gold = {t.turn_id: [(c.table_id, r, col) for r, col in t.targets] for c in data.conversations for t in c.turns}
@@ -67,10 +76,12 @@ def rank_turns(tracker: CellStateTracker, data: ConversationSet, rules: list[Sel
             ranked = tracker.rank_texts(anchors, [c.table_id for c in convs], k, batch_size)
             for conv, cells in zip(convs, ranked):
                 turn = conv.turns[position]
+                before = (gold if said is None else said).get(conv.turns[position - 1].turn_id) if position else None
+                if reranker is not None:
+                    state = TurnState(turn.query, position, previous_cells(before))
+                    cells = reranker.rerank(cells, data.tables[conv.table_id], state)
+                rows = {r for _, r, _ in before} if before else None
                 for rule in group:
-                    before = (answers[rule] if history == "predicted" else gold).get(
-                        conv.turns[position - 1].turn_id) if position else None
-                    rows = {r for _, r, _ in before} if before else None
                     answers[rule][turn.turn_id] = select_cells(cells, rule, (shapes or {}).get(turn.turn_id), rows,
                                                                mentions[turn.turn_id])
     return answers
@@ -112,11 +123,12 @@ def accuracy(data: ConversationSet, answers: Answers) -> dict:
 
 
 def choose_rule(tracker: CellStateTracker, dev: ConversationSet, batch_size: int,
-                shapes: dict[str, str] | None = None) -> tuple[SelectionRule, dict]:
+                shapes: dict[str, str] | None = None, reranker: StateReranker | None = None
+                ) -> tuple[SelectionRule, dict]:
     """The rule of :func:`candidate_rules` (the shape rules too, given ``shapes``) with the best ALL on ``dev``
-    (gold history; ties: the earlier rule)."""
+    (gold history; ties: the earlier rule), over the tracker's ranking or its state re-ranking (``reranker``)."""
     rules = candidate_rules(shapes is not None)
-    answers = rank_turns(tracker, dev, rules, "gold", batch_size, shapes)
+    answers = rank_turns(tracker, dev, rules, "gold", batch_size, shapes, reranker)
     scores = {rule.name: accuracy(dev, answers[rule])["all"] for rule in rules}
     best = max(rules, key=lambda r: scores[r.name])  # max keeps the first of equals
     return best, scores
@@ -150,6 +162,8 @@ class AnswerAccuracyArguments:
     llm_top_k: int = option(3, "top cells the LLM is shown")
     cache: str = option(help="sqlite generation cache ('' for none)",
         default_factory=lambda: default_cache_dir("generations.sqlite"))
+    state_rerank: str = option("auto", "the state re-ranker (train/state_rerank.py) before the selector: 'auto' "
+        "(the tracker folder's state_rerank.json when it has one), 'none', or a file; its rows beside the tracker's")
     output: str | None = option(None, "JSON file for the results")
 
     def __post_init__(self) -> None:
@@ -180,30 +194,54 @@ def summary_name(llm: object) -> str:
     return str(getattr(llm, "name", None) or type(llm).__name__)
 
 
+def extractive_rows(tracker: CellStateTracker, dev: ConversationSet, data: ConversationSet,
+                    shapes: tuple[dict, dict], reranker: StateReranker | None, load: Callable,
+                    batch_size: int = 64) -> tuple[dict, dict, list[dict[str, Answers]]]:
+    """The extractive selector over the tracker's ranking, and over its state re-ranking when there is a
+    ``reranker``: each with its own rule chosen on ``dev``, then answering ``data`` with the predicted and the gold
+    history. ``load(set)`` indexes a set's tables (the tracker holds one set's cells at a time: dev's for the
+    choice, then ``data``'s). Returns the accuracy rows, the rules chosen, and each ranking's answers by history."""
+    rankings = [("", None)] + [(STATE_RERANKED, reranker)] * (reranker is not None)
+    load(dev)
+    chosen = {}
+    for suffix, rr in rankings:
+        rule, grid = choose_rule(tracker, dev, batch_size, shapes[0], rr)
+        chosen[suffix or "tracker"] = {"rule": rule, "name": rule.name, "chosen_on": dev.split, "grid_all": grid}
+        print(f"rule chosen on {dev.split}{suffix} (ALL {grid[rule.name]:.3f}): {rule.name}")
+    load(data)
+    rows, answered = {}, []
+    for suffix, rr in rankings:
+        rule = chosen[suffix or "tracker"].pop("rule")
+        chosen[suffix or "tracker"]["chosen"] = asdict(rule)
+        answers = {h: rank_turns(tracker, data, [rule], h, batch_size, shapes[1], rr)[rule]
+                   for h in ("predicted", "gold")}
+        rows.update({f"extractive{suffix}, {h} history": accuracy(data, said) for h, said in answers.items()})
+        answered.append(answers)
+    return rows, chosen, answered
+
+
 def main(argv: list[str] | None = None) -> dict:
     a = parse_config(AnswerAccuracyArguments, argv, prog="python -m eval.answer_accuracy", description=__doc__)
     tracker = CellStateTracker.from_pretrained(a.tracker)
 
-    def load(split: str | None) -> ConversationSet:
-        return _indexed(tracker, load_conversation_set("sqa", split, a.data_dir, a.questions), a)
-
     train = load_conversation_set("sqa", "train", a.data_dir, a.questions)
     classifier = AnswerShapeClassifier(a.seed).fit(train.conversations, train.tables)
-    dev = load(a.choose_on)
-    rule, grid = choose_rule(tracker, dev, a.batch_size, predicted_shapes(classifier, dev))
-    data = load(None if a.split == "all" else a.split)
-    shapes = predicted_shapes(classifier, data)
-    answers = {h: rank_turns(tracker, data, [rule], h, a.batch_size, shapes)[rule] for h in ("predicted", "gold")}
-    rows = {f"extractive, {h} history": accuracy(data, said) for h, said in answers.items()}
-    for conv in data.conversations[: a.show_sequences]:
-        show_sequence(data, conv, answers["predicted"])
-    llm_summary = _llm_rows(a, tracker, data, answers["gold"], rows) if llm_spec(a.llm) else None
-    results = {"answer_accuracy": {**rows, **PUBLISHED}, "_rule": {"chosen": asdict(rule), "name": rule.name,
-                                                                   "chosen_on": a.choose_on, "grid_all": grid},
+    dev = load_conversation_set("sqa", a.choose_on, a.data_dir, a.questions)
+    data = load_conversation_set("sqa", None if a.split == "all" else a.split, a.data_dir, a.questions)
+    shapes = (predicted_shapes(classifier, dev), predicted_shapes(classifier, data))
+    reranker = find_reranker(a.state_rerank, a.tracker)
+    rows, chosen, answered = extractive_rows(tracker, dev, data, shapes, reranker,
+                                             lambda d: _indexed(tracker, d, a), a.batch_size)
+    for conv in data.conversations[: a.show_sequences]:  # the last ranking's (re-ranked, when there is a re-ranker)
+        show_sequence(data, conv, answered[-1]["predicted"])
+    llm_summary = _llm_rows(a, tracker, data, answered[0]["gold"], rows) if llm_spec(a.llm) else None
+    results = {"answer_accuracy": {**rows, **PUBLISHED}, "_rule": chosen["tracker"],
+               "_rule_state_rerank": chosen.get(STATE_RERANKED),
                "_data": {"split": a.split, "tracker": a.tracker, "questions": rows[next(iter(rows))]["n"],
-                         "sequences": rows[next(iter(rows))]["sequences"], "tables": len(data.tables), **data.report},
+                         "sequences": rows[next(iter(rows))]["sequences"], "tables": len(data.tables),
+                         "state_rerank": (reranker.report or {}).get("chosen", "fitted") if reranker else None,
+                         **data.report},
                **({"_llm": llm_summary} if llm_summary else {})}
-    print(f"rule chosen on {a.choose_on} (ALL {grid[rule.name]:.3f}): {rule.name}")
     print_table(results["answer_accuracy"], COLUMNS, f"SQA answer accuracy, {a.split} ({results['_data']['questions']}"
                 f" questions, {results['_data']['sequences']} sequences); published rows: the official test set",
                 METRICS)

@@ -6,7 +6,8 @@ resumes where it stopped; ``--force`` reruns everything.
 
 Stages: train and evaluate the Dense Table Retriever; train and evaluate the cell state
 tracker; answer a few OTT-QA turns with the offline LLM and score a small response grid; train the
-tracker briefly on SQA's question sequences, evaluate it by position and answer with the extractive selector;
+tracker briefly on SQA's question sequences, fit its state re-ranker, evaluate both by position and answer
+with the extractive selector;
 evaluate temporal memory on Zyphra's questions (packaged and tuned content encoder) and
 LoCoMo's temporal questions; one temporal-trend question with its plot.
 """
@@ -113,14 +114,18 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def sqa_stages(py: str, accelerate: list[str], data: Path, force: bool) -> None:
-    """SQA, briefly: train the tracker on 40 steps of its question sequences (with the history in the anchor),
-    rank the validation tables' cells, and answer them with the extractive selector, one sequence shown."""
+    """SQA, briefly: train the tracker on 40 steps of its question sequences (with the history in the anchor), fit
+    its state re-ranker, rank the validation tables' cells, and answer them with the extractive selector (over the
+    tracker's ranking and over the re-ranked one), one sequence shown."""
     tracker = RUNS / "state_tracker_sqa"
     stage("train the cell state tracker on SQA's question sequences (briefly: 640 examples)",
           accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker_sqa.yaml", "--output-dir",
                         str(tracker), "--data-dir", str(data), "--max-train-examples", "640", "--val-max-tables",
                         "10"], tracker / "all_results.json", force)
-    stage("SQA state tracking on the validation tables: BM25, untuned encoder, tracker; by position",
+    stage("fit the tracker's state re-ranker on SQA (briefly: 20 train tables, chosen on 20 dev tables)",
+          [py, "-m", "train.state_rerank", "--tracker", str(tracker), "--data-dir", str(data), "--train-tables", "20",
+           "--dev-tables", "20"], tracker / "state_rerank.json", force)
+    stage("SQA state tracking on the validation tables: BM25, untuned encoder, tracker, re-ranked; by position",
           [py, "-m", "eval.state_tracking", "--dataset", "sqa", "--tracker", str(tracker), "--data-dir", str(data),
            "--output", str(RUNS / "eval_state_tracking_sqa.json")], RUNS / "eval_state_tracking_sqa.json", force)
     stage("SQA answer accuracy with the extractive selector (rule chosen on dev), one sequence turn by turn",

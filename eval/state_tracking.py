@@ -7,6 +7,7 @@ reciprocal rank fusion of BM25 and the tracker, side by side.
     python -m eval.state_tracking --tracker runs/state_tracker --history-turns 0   # anchor = the query alone
     python -m eval.state_tracking --dataset sqa --tracker runs/state_tracker_sqa \
         --tracker-without-history runs/state_tracker_sqa_nohistory [--questions FILE.tsv] [--split validation]
+        [--state-rerank auto|none|FILE]
     ctbls-eval-state-tracking ...                                                   # the same, as a console script
 
 Every turn of every conversation of the split (OTT-QA's questions grouped by table, or with
@@ -20,6 +21,11 @@ table of ``--tables``, or with ``--dtr-pool split`` from the split's tables, the
 setting; a missed table is a missed turn). ``--dtr untuned`` uses the
 untuned encoder as the DTR. With ``--hybridialogue`` each turn ranks its own candidates
 (``possible_next_cands_ids``, their ``linearized_input``) instead.
+
+With a state re-ranker (train/state_rerank.py; ``--state-rerank auto``, the default, takes the ``--tracker``
+folder's ``state_rerank.json`` when it has one, so OTT-QA's trackers run without) one more row, "tracker with
+history + state re-ranking": the tracker's ranking of the whole table re-scored from the dialogue state
+(retrieval/ctbls/state_rerank.py), the previous answer it reads being the reference one, as in the anchor.
 
 Turns whose answer cells all lie outside the table cannot be scored: they are counted
 (``turns_without_valid_answer_cell``), not scored. Empty cells, ragged tables and links
@@ -41,6 +47,7 @@ from eval.plots import state_tracking_chart, write_chart
 from eval.report import METRICS, print_table, run_cli, write_json
 from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_config, write_config
+from retrieval.ctbls.state_rerank import StateReranker, find_reranker, reference_state, whole_table_rankings
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 from retrieval.data.conversation_sets import (
@@ -59,6 +66,7 @@ from retrieval.search.fusion import reciprocal_rank_fusion
 from retrieval.search.metrics import ranking_metrics, recall
 
 COLUMNS = ["mrr@10", "top1", "top3", "top10", "recall@10"]
+RERANKED = "tracker with history + state re-ranking"
 EVAL_SPLITS = (*dict.fromkeys(s for splits in SPLITS.values() for s in splits), "all")
 K = 10
 
@@ -139,11 +147,22 @@ def rank_cells(trackers: dict[str, CellStateTracker], turns: list, tables: list,
     return ranked, stats
 
 
+def reranked_cells(tracker: CellStateTracker, reranker: StateReranker, turns: list, tables: dict,
+                   batch_size: int) -> list[list]:
+    """Top-K cell ids of every turn after the state re-ranking of the tracker's whole-table ranking; the previous
+    answer it reads is the reference one (as the tracker's anchor holds). ``tracker`` must be indexed."""
+    anchors = [tracker.history(p, t.query) for _, p, t in turns]
+    full = whole_table_rankings(tracker, anchors, [c.table_id for c, *_ in turns], batch_size)
+    return [[i for i, _ in reranker.rerank(ranked, tables[c.table_id], reference_state(c, len(p)))[:K]]
+            for (c, p, _), ranked in zip(turns, full)]
+
+
 def evaluate_conversations(data: ConversationSet, checkpoint: str | None, baseline: str, dtr: str | None,
                            cache_dir: str | None, batch_size: int = 64, dtr_pool: str = "all",
                            history_turns: int | str = "saved", without_history: str | None = None,
-                           where: tuple[str, str] = ("", "")) -> dict:
-    """Rank every turn's table cells by each method; metrics overall, by position and from the second turn."""
+                           where: tuple[str, str] = ("", ""), reranker: StateReranker | None = None) -> dict:
+    """Rank every turn's table cells by each method; metrics overall, by position and from the second turn.
+    With ``reranker`` (and a trained tracker) also the row :data:`RERANKED`."""
     started = time.perf_counter()
     conversations = data.conversations
     turns = [(c, p, t) for c in conversations for p, t in dialogue_turns(c)]
@@ -156,7 +175,10 @@ def evaluate_conversations(data: ConversationSet, checkpoint: str | None, baseli
     eval_tables = [data.tables[u] for u in dict.fromkeys(c.table_id for c in conversations)]
     trackers = _trackers(checkpoint, baseline, history_turns, without_history)
     ranked, stats = rank_cells(trackers, turns, eval_tables, data.passages, cache_dir, batch_size)
-    order = ["bm25", "bm25 (query only)"] + list(trackers) + [m for m in ranked if m.endswith("(rrf)")]
+    if reranker is not None and "tracker" in trackers:
+        ranked[RERANKED] = reranked_cells(trackers["tracker"], reranker, turns, data.tables, batch_size)
+    order = (["bm25", "bm25 (query only)"] + list(trackers) + [RERANKED] * (RERANKED in ranked)
+             + [m for m in ranked if m.endswith("(rrf)")])
 
     def score(kept: Sequence[bool]) -> dict:
         return {m: _metrics([ranked[m][i] if kept[i] else [] for i in scored], [relevant[i] for i in scored],
@@ -180,6 +202,7 @@ def evaluate_conversations(data: ConversationSet, checkpoint: str | None, baseli
         "checkpoint": checkpoint, "checkpoint_without_history": without_history, "baseline": baseline,
         "settings": vars(next(iter(trackers.values())).settings),
         "settings_by_method": {name: vars(t.settings) for name, t in trackers.items()}, **data.report,
+        "state_rerank": (reranker.report or {}).get("chosen", "fitted") if reranker else None,
         "runtime_s": round(time.perf_counter() - started, 1)}
     return results
 
@@ -250,6 +273,8 @@ class StateTrackingEvalArguments:
     batch_size: int = option(64, "encoder batch size")
     history_turns: int | str | None = option("saved", "earlier turns in the anchor: 'saved' (the checkpoint's "
         "setting), 'all' or N (an ablation)", parse=_history_turns, metavar="saved|all|N")
+    state_rerank: str = option("auto", "the state re-ranker (train/state_rerank.py): 'auto' (the --tracker folder's "
+        "state_rerank.json when it has one), 'none', or a file: the row '" + RERANKED + "'")
     output: str | None = option(None, "JSON file for the results")
 
     def conversation_set(self) -> ConversationSet:
@@ -266,7 +291,8 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         data = a.conversation_set()
         results = evaluate_conversations(data, a.tracker, a.baseline, a.dtr, cache, a.batch_size, a.dtr_pool,
-                                         a.history_turns, a.tracker_without_history, _where(a, data))
+                                         a.history_turns, a.tracker_without_history, _where(a, data),
+                                         find_reranker(a.state_rerank, a.tracker))
     n = results["_data"]["turns_scored"]
     for setting, rows in results.items():
         if setting.startswith("_"):
@@ -276,8 +302,8 @@ def main(argv: list[str] | None = None) -> dict:
         if "from_turn2" in next(iter(methods.values())):
             later = {m: v["from_turn2"] for m, v in methods.items()}
             print_table(later, COLUMNS, f"{setting}, from the second turn on ({later['bm25']['n']} turns)", METRICS)
-        best = "tracker" if "tracker" in rows else "untuned"  # turn by turn for the dense model under test
-        print_table(rows[best]["by_turn"], COLUMNS, f"{setting}, {best}, turn by turn", METRICS)
+        for best in [m for m in ("tracker", RERANKED) if m in rows] or ["untuned"]:  # the dense models under test
+            print_table(rows[best]["by_turn"], COLUMNS, f"{setting}, {best}, turn by turn", METRICS)
         if "_table_found" in rows:
             print(json.dumps(rows["_table_found"]))
     print(json.dumps(results["_data"]))

@@ -20,6 +20,7 @@ COMMANDS = [
     ("train.dtr", [], "DTRArguments"),
     ("train.state_tracker", [], "StateTrackerArguments"),
     ("train.dialogue_retriever", [], "DialogueRetrieverArguments"),
+    ("train.state_rerank", [], "StateRerankArguments"),
     ("eval.retrieval", [], "RetrievalEvalArguments"),
     ("eval.state_tracking", [], "StateTrackingEvalArguments"),
     ("eval.answer_accuracy", [], "AnswerAccuracyArguments"),
@@ -271,4 +272,4 @@ def test_demo_commands_parse(monkeypatch, capsys):
         cls, prefix = settings[module]
         parsed = parse_command({"ask": (cls, "")}, args)[1] if prefix else parse_config(cls, args)
         assert isinstance(parsed, cls)
-    assert len(ran) == 14
+    assert len(ran) == 15

@@ -12,8 +12,10 @@ from sqa_fixtures import sqa_folder
 
 from eval import answer_accuracy, answer_llm, state_tracking
 from retrieval.ctbls.cell_selector import SelectionRule
+from retrieval.ctbls.state_rerank import StateReranker
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.data.conversation_sets import load_conversation_set
+from train import state_rerank as train_state_rerank
 from train import state_tracker as train_st
 
 
@@ -142,3 +144,49 @@ def test_the_llm_path_maps_its_answer_back_to_cells(sqa_root, trackers, monkeypa
     said, _ = answer_llm.llm_answers(tracker, part, FakeLLM(), 3)
     top = answer_accuracy.rank_turns(tracker, part, [SelectionRule("top", "absolute", 0.0)], "gold")
     assert said == next(iter(top.values()))
+
+
+def test_state_reranker_is_fitted_on_train_chosen_on_dev_and_used_by_both_evaluations(
+        tiny_backbone, sqa_root, trackers, tmp_path, capsys):
+    out = tmp_path / "rerank.json"
+    report = train_state_rerank.main(["--tracker", str(trackers / "history"), "--data-dir", str(sqa_root),
+                                      "--cache-dir", "", "--output", str(out)])
+    assert report["train_tables"] == 1 and report["dev_tables"] == 1 and report["chosen_on"] == "dev"
+    assert report["train_turns"] == 4 and report["dev_turns"] == 4 and 0 < report["train_positives"] < report[
+        "train_rows"]
+    dev = report["dev_scores"]
+    best = max(dev[n]["from_turn2"]["top3"] for n in dev if n != "tracker alone")
+    assert dev[report["chosen"]]["from_turn2"]["top3"] == best
+    assert (tmp_path / "rerank.config.yaml").is_file()  # beside its output, not over the tracker's config
+    assert StateReranker.load(out).report["chosen"] == report["chosen"]
+    results = state_tracking.main([
+        "--dataset", "sqa", "--data-dir", str(sqa_root), "--tracker", str(trackers / "history"), "--baseline",
+        tiny_backbone, "--cache-dir", "", "--state-rerank", str(out)])
+    rows = results["gold_table"]
+    assert {"tracker", state_tracking.RERANKED} <= set(rows) and results["_data"]["state_rerank"] == report["chosen"]
+    r = rows[state_tracking.RERANKED]
+    assert r["n"] == 4 and r["from_turn2"]["n"] == 2 and sorted(r["by_turn"]) == ["turn1", "turn2", "turn3"]
+    assert "tracker with history + state re-ranking, turn by turn" in capsys.readouterr().out
+    plain = state_tracking.main(["--dataset", "sqa", "--data-dir", str(sqa_root), "--tracker",
+                                 str(trackers / "history"), "--baseline", tiny_backbone, "--cache-dir", ""])
+    assert state_tracking.RERANKED not in plain["gold_table"]  # the tracker folder has none: auto is off
+    answers = answer_accuracy.main(["--tracker", str(trackers / "history"), "--data-dir", str(sqa_root),
+                                    "--cache-dir", "", "--state-rerank", str(out)])
+    rows = answers["answer_accuracy"]
+    for name in ("extractive + state re-ranking, predicted history", "extractive + state re-ranking, gold history",
+                 "extractive, predicted history"):
+        assert rows[name]["n"] == 4 and rows[name]["sequences"] == 2
+    assert answers["_rule_state_rerank"]["chosen_on"] == "dev" and answers["_data"]["state_rerank"]
+
+
+def test_rules_are_chosen_over_the_dev_tables_cells(sqa_root, trackers, monkeypatch):
+    seen = []
+    choose = answer_accuracy.choose_rule
+
+    def spy(tracker, dev, *args):
+        seen.append(set(dev.tables) <= set(tracker.cells_of))  # the dev tables are the ones indexed
+        return choose(tracker, dev, *args)
+
+    monkeypatch.setattr(answer_accuracy, "choose_rule", spy)
+    answer_accuracy.main(["--tracker", str(trackers / "history"), "--data-dir", str(sqa_root), "--cache-dir", ""])
+    assert seen == [True]
