@@ -171,6 +171,8 @@ CHECKS: list[Check] = [
     Check("train/state_tracker.py --config configs/state_tracker_sqa.yaml   #", "parse", LONG_TRAIN),
     Check("--history-turns 0 --output-dir runs/state_tracker_sqa_nohistory", "parse", LONG_TRAIN),
     Check("python -m eval.state_tracking --dataset sqa", "parse", "needs the two SQA trackers trained above"),
+    Check("python -m train.state_rerank --config configs/state_tracker_sqa_rerank.yaml", "parse",
+          "needs the SQA tracker trained above; 22 minutes of cell encoding"),
     Check("python -m eval.answer_accuracy --tracker runs/state_tracker_sqa", "parse",
           "needs the SQA tracker trained above"),
     Check("--fine-stage free spans extractive", "parse", "long: SmolLM2 scores spans for 52 turns (about 27 minutes)"),
