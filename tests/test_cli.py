@@ -253,12 +253,13 @@ def test_llm_spec_is_read_one_way():
         llm_spec('{"backend": ')
 
 
-def test_demo_commands_parse(monkeypatch, capsys):
+def test_demo_commands_parse(monkeypatch, capsys, tmp_path):
     """Every command `make demo` runs is accepted by that command's parser (nothing is run)."""
     from eval import demo
 
     ran = []
     monkeypatch.chdir(REPO)  # the demo names configs/*.yaml from the repository root
+    monkeypatch.setattr(demo, "RUNS", tmp_path / "demo")  # not the checkout's runs/demo, which a real demo may have filled
     monkeypatch.setattr(demo.subprocess, "run", lambda cmd, check: ran.append(cmd))
     with pytest.raises(FileNotFoundError):  # the summary reads outputs the stages did not write
         demo.main(["--force"])
