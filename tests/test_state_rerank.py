@@ -11,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 
 from retrieval.ctbls.state_features import FEATURES, StateFeaturizer, TurnState
 from retrieval.ctbls.state_rerank import RERANK_FILE, RerankSettings, StateReranker, find_reranker, previous_cells
+from retrieval.data.jsonio import DataError
 from retrieval.data.types import Cell, Table
 
 TABLE = Table("t", "Concerts", ["Year", "City", "Venue"],
@@ -106,6 +107,12 @@ def test_save_and_load_round_trip_and_refuse_other_features(tmp_path):
         StateReranker.load(tmp_path / "other.json")
     with pytest.raises(FileNotFoundError, match="no state re-ranker"):
         find_reranker(str(tmp_path / "missing.json"), None)
+    (tmp_path / "truncated.json").write_text('{"features": [')
+    with pytest.raises(DataError, match="truncated.json: invalid JSON"):
+        StateReranker.load(tmp_path / "truncated.json")
+    (tmp_path / "foreign.json").write_text('{"x": 1}')
+    with pytest.raises(DataError, match="foreign.json: not a state re-ranker"):
+        StateReranker.load(tmp_path / "foreign.json")
     with pytest.raises(ValueError, match=rf"\(N, {len(FEATURES)}\)"):
         StateReranker().fit(x[:, :3], y)
     with pytest.raises(RuntimeError, match="not fitted"):

@@ -17,7 +17,6 @@ settings (dev tables) and saves it; ``eval.state_tracking`` and ``eval.answer_ac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from retrieval.atomic import write_json
 from retrieval.ctbls.cell_text import CellId
 from retrieval.ctbls.state_features import FEATURES, StateFeaturizer, TurnState
 from retrieval.ctbls.state_tracker import CellStateTracker
+from retrieval.data.jsonio import DataError, read_json
 from retrieval.data.types import Conversation, Table
 
 RERANK_FILE = "state_rerank.json"
@@ -156,10 +156,13 @@ class StateReranker:
         file = path / RERANK_FILE if path.is_dir() else path
         if not file.is_file():
             raise FileNotFoundError(f"{file}: no state re-ranker here (fit one with python -m train.state_rerank)")
-        saved = json.loads(file.read_text(encoding="utf-8"))
+        saved = read_json(file)
+        if not isinstance(saved, dict) or not {"settings", "params"} <= saved.keys():
+            raise DataError(f"{file}: not a state re-ranker (expected an object with 'features', 'settings' and "
+                            "'params', as python -m train.state_rerank writes)")
         if saved.get("features") != list(FEATURES):
-            raise ValueError(f"{file}: fitted on features {saved.get('features')}, this code computes "
-                             f"{list(FEATURES)}; refit it")
+            raise DataError(f"{file}: fitted on features {saved.get('features')}, this code computes "
+                            f"{list(FEATURES)}; refit it")
         return cls(RerankSettings(**saved["settings"]), saved["params"], saved.get("report"))
 
 
