@@ -65,13 +65,10 @@ class TurnState:
 
 
 class _Words:
-    """Content words: lower case, no stop words, stemmed (PyStemmer; plain words when it is missing)."""
+    """Content words: lower case, no stop words, stemmed (PyStemmer, a dependency of the project)."""
 
     def __init__(self) -> None:
-        try:
-            self._stem = english_stemmer().stemWord
-        except ImportError:
-            self._stem = str
+        self._stem = english_stemmer().stemWord
 
     def __call__(self, text: str) -> set[str]:
         return {self._stem(w) for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS}
@@ -86,7 +83,7 @@ class TableView:
         self.cells = [(r, c) for r, row in enumerate(table.rows) for c in range(len(row))]
         self.index = {cell: i for i, cell in enumerate(self.cells)}
         values = [table.rows[r][c].text for r, c in self.cells]
-        self.named_input = [(cell, v) for cell, v in zip(self.cells, values)]
+        self.named_input = list(zip(self.cells, values))
         self.value_words = [words(v) for v in values]
         self.header_words = [words(h) for h in table.header] + [set()] * (table.n_cols - len(table.header))
         numbers = [answer_value(v) for v in values]
