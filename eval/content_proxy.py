@@ -11,8 +11,10 @@ over both views) within the calendar days that hold its evidence. Category 5 is 
 questions are adversarial, each naming the participant who did *not* say the evidence, so they score a speaker
 prior as harmful by construction. For each candidate (a fusion of ``--fusions`` with a speaker-prior weight of
 ``--prior-weights``) it reports top-1 / 3 / 10 and MRR@10 of the full ranking, and, for every margin of the grid,
-recall, precision and F2 of the rows :func:`~retrieval.search.fusion.spread_cut` keeps of the top ``content_k``
-(with ``--cuts top`` also the earlier cut, a margin in shares of one list's top score).
+recall, precision and F2 of the rows :func:`~retrieval.memory.content_ranking.cut_content` keeps of the top
+``content_k``: by default within the margin times the spread from the best to the last candidate (``pool``); with
+``--cuts spread`` to the ``content_k``-th (the cut before it), with ``--cuts top`` of one list's top score (the
+earliest).
 The margin chosen is the tightest whose recall on the *development* conversations' single-evidence questions
 reaches ``target_recall`` (the rule README section 4 states); the *held-out* conversations (every other one)
 report it. A candidate is judged by its development F2 at its chosen margin. Another encoder: ``--encoder``.
@@ -35,21 +37,15 @@ from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
-from retrieval.memory.temporal_memory import (
-    CUTS,
-    FUSION_DEPTH,
-    PRIOR_WEIGHTS,
-    TemporalMemory,
-    cut_content,
-    fuse_content,
-)
+from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, PRIOR_WEIGHTS, cut_content, fuse_content
+from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta
 
 logger = logging.getLogger("eval.content_proxy")
 # the grids of margins: of the spread (1 keeps all rows), and of one list's top (4 lists: 4 keeps them all)
-MARGINS = {"spread": tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01)),
-           "top": tuple(round(m, 2) for m in np.arange(0, 4.001, 0.01))}
+SPREAD_MARGINS = tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01))
+MARGINS = {"pool": SPREAD_MARGINS, "spread": SPREAD_MARGINS, "top": tuple(round(m, 2) for m in np.arange(0, 4.001, 0.01))}
 
 
 @dataclass
@@ -88,12 +84,12 @@ def ranking_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list]) -
 
 
 def cut_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list], margin: float | None,
-                mode: str = "spread", fusion: str = "scores") -> dict[str, float]:
-    """Mean recall, precision and F2 (percent) of the rows the margin keeps (``cut_content``), and the mean number
-    of rows."""
+                mode: str = CUTS[0], fusion: str = "scores", k: int | None = None) -> dict[str, float]:
+    """Mean recall, precision and F2 (percent) of the rows the margin keeps of the top ``k`` of each fused list
+    (every candidate; ``cut_content``), and the mean number of rows."""
     rows = []
     for q, f in zip(questions, fused):
-        kept = {i for i, _ in cut_content(f, margin, mode, fusion)}
+        kept = {i for i, _ in cut_content(f, margin, mode, fusion, k)}
         hit = len(kept & q.evidence)
         r, p = hit / len(q.evidence), hit / len(kept) if kept else 0.0
         rows.append((r, p, f_beta(p, r, 2.0), len(kept)))
@@ -116,7 +112,7 @@ def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str
     out: dict = {"fusion": fusion, "prior": prior, "cut": mode}
 
     def fuse(q: ProxyQuestion) -> list[tuple[int, float]]:
-        return fuse_content(q.rankings, fusion, k, q.prefer, prior)
+        return fuse_content(q.rankings, fusion, None, q.prefer, prior)  # every candidate: the pool cut needs them
 
     for name, questions in parts.items():
         single = [q for q in questions if len(q.evidence) == 1]
@@ -124,7 +120,8 @@ def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str
         fused_all = [fuse(q) for q in questions]
         out[name] = {"n_single": len(single), "n_all": len(questions),
                      "ranking_single": ranking_figures(single, fused_single),
-                     "grid_single": {m: cut_figures(single, fused_single, m, mode, fusion) for m in MARGINS[mode]},
+                     "grid_single": {m: cut_figures(single, fused_single, m, mode, fusion, k)
+                                     for m in MARGINS[mode]},
                      "_all": fused_all, "_questions": questions}
     margin = tightest_margin(out["development"]["grid_single"], target) if out["development"]["n_single"] else None
     out["margin"] = margin
@@ -132,7 +129,7 @@ def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str
         part = out[name]
         fused_all, questions = part.pop("_all"), part.pop("_questions")
         part["at_margin_single"] = part["grid_single"].get(margin) if margin is not None else None
-        part["at_margin_all"] = (cut_figures(questions, fused_all, margin, mode, fusion)
+        part["at_margin_all"] = (cut_figures(questions, fused_all, margin, mode, fusion, k)
                                  if margin is not None and questions else None)
     return out
 
@@ -175,8 +172,8 @@ class ContentProxyArguments:
     fusions: list[str] = option(list(FUSIONS), "fusions to compare", choices=FUSIONS)
     prior_weights: list[float] | None = option(None, "speaker-prior weights to compare, in shares of one list's top "
         "(default: each fusion's own, retrieval.memory.temporal_memory.PRIOR_WEIGHTS)")
-    cuts: list[str] = option(["spread"], "cuts to compare: spread (of the fused scores' spread) or top (of one list's "
-        "top score; rrf's earlier 0.3-vote cut)", choices=CUTS)
+    cuts: list[str] = option([CUTS[0]], "cuts to compare: pool (of the fused scores' spread to the last candidate), "
+        "spread (to the content_k-th) or top (of one list's top score; rrf's earlier 0.3-vote cut)", choices=CUTS)
     categories: list[int] = option([1, 3, 4], "LoCoMo QA categories (2, temporal, has its own command; 5 is "
         "adversarial: it names the wrong participant)")
     content_k: int = option(10, "rows ranked before the cut (the planner's content_k)")

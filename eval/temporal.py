@@ -46,7 +46,8 @@ from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, context_query
 from retrieval.memory.table_ops import execute
-from retrieval.memory.temporal_memory import CUTS, RANKERS, TemporalMemory
+from retrieval.memory.content_ranking import CUTS
+from retrieval.memory.temporal_memory import RANKERS, TemporalMemory
 from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta, precision, recall
 
@@ -68,12 +69,15 @@ class TemporalEvalConfig:
     content_k: int = option(PlannerConfig.content_k, "at most this many rows when a question names content "
         "(time+content)")
     content_margin: float | None = option(PlannerConfig.content_margin, "time+content: keep rows within this share "
-        "of the fused scores' spread (best to k-th) of the best ('none': all k)", parse=parse_margin)
+        "of the fused scores' spread (best to the last candidate) of the best ('none': all k)", parse=parse_margin)
     fallback_k: int = option(PlannerConfig.fallback_k, "rows kept by the semantic fallback (no time reference)")
     fusion: str = option("scores", "content fusion: scores (each ranker's scores min-max rescaled, summed) or rrf "
         "(reciprocal rank)", choices=FUSIONS)
-    content_cut: str = option("spread", "time+content: the margin is of the fused scores' spread (spread) or of one "
-        "list's top score (top: with --fusion rrf --content-margin 0.3, the earlier ranking)", choices=CUTS)
+    content_cut: str = option(CUTS[0], "time+content: the margin is of the fused scores' spread to the last "
+        "candidate (pool), to the k-th (spread: with --content-margin 0.6 --speaker-prior 1, the ranking before it) "
+        "or of one list's top score (top: with --fusion rrf --content-margin 0.3, the earliest)", choices=CUTS)
+    speaker_prior: float | None = option(None, "time+content: the named speaker's prior, in shares of one list's "
+        "top (default: the fusion's, retrieval.memory.content_ranking.PRIOR_WEIGHTS)")
     ranker: str = option("hybrid", "content ranking: hybrid (dense + BM25, fused), dense or bm25",
         choices=RANKERS)
     turns: bool = option(True, "also rank each utterance with the turn it follows (a second index)")
@@ -139,7 +143,7 @@ def run_rule(board: Scoreboard, memory: TemporalMemory, questions: list[Temporal
     if cutoffs:
         config = replace(memory.planner.config, content_k=max(cutoffs), content_margin=None)
         wide = TemporalMemory(memory.table, RulePlanner(config), ranker=memory.ranker, fusion=memory.fusion,
-                              cut=memory.cut)
+                              cut=memory.cut, prior=memory.prior)
     for q in questions:
         handlings = HANDLINGS.items() if q.kind == "ambiguous" else [(None, "none")]
         for label, mode in handlings:
@@ -287,7 +291,8 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
                                                                      metadata_in_text=True)}
         memory = memories[log] = TemporalMemory(tables["semantic"], planner, ranker=config.ranker,
-                                                fusion=config.fusion, cut=config.content_cut)
+                                                fusion=config.fusion, cut=config.content_cut,
+                                                prior=config.speaker_prior)
         memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
         qs = [q for q in questions if q.log == log]
         run_rule(board, memory, qs, config.content_cutoffs)

@@ -28,6 +28,16 @@ def test_cut_figures_count_what_the_margin_keeps():
     assert ranking_figures(qs, fused) == {"top1": 50.0, "top3": 100.0, "top10": 100.0, "mrr@10": 0.75}
 
 
+def test_the_pool_cut_measures_the_spread_to_the_last_candidate_not_the_kth():
+    fused = [[(1, 3.0), (2, 2.0), (3, 1.8), (4, 0.0)]]  # k = 2: the spread to the 2nd is 1, to the last 3
+    qs = [question(3)]
+    assert cut_figures(qs, fused, 0.5, "spread", k=2)["rows"] == 1.0  # the head's spread: floor 2.5
+    pool = cut_figures(qs, fused, 0.5, "pool", k=2)  # floor 3 - 0.5 * 3 = 1.5: rows 1, 2 (3 is past k)
+    assert pool["rows"] == 2.0 and pool["recall"] == 0.0
+    assert cut_figures(qs, fused, 0.3, "pool", k=2)["rows"] == 1.0  # floor 2.1: the best alone
+    assert cut_figures(qs, fused, 0.4, "pool")["recall"] == 100.0  # no k: floor 1.8 keeps row 3 as well
+
+
 def test_tightest_margin_is_the_smallest_reaching_the_target():
     grid = {0.0: {"recall": 50.0}, 0.3: {"recall": 89.9}, 0.5: {"recall": 90.0}, 0.9: {"recall": 99.0}}
     assert tightest_margin(grid, 0.9) == 0.5
@@ -64,7 +74,8 @@ def test_command_chooses_on_development_and_reports_held_out(tmp_path, tiny_back
     assert code == 0 and "held_out" in capsys.readouterr().out
     report = json.loads(out.read_text())
     assert report["held_out_samples"] == ["conv-b"]
-    assert [(c["fusion"], c["prior"]) for c in report["candidates"]] == [("scores", 1.0), ("rrf", 0.3)]
+    assert [(c["fusion"], c["prior"], c["cut"]) for c in report["candidates"]] == [("scores", 1.5, "pool"),
+                                                                                   ("rrf", 0.3, "pool")]
     for fusion in report["candidates"]:
         dev = fusion["development"]
         assert dev["n_all"] == 3 and dev["n_single"] == 2  # categories 2 and 5 left out; one question has two turns

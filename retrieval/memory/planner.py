@@ -28,12 +28,13 @@ COUNT_BY = {"days": "date", "weeks": "week", "months": "month"}
 @dataclass
 class PlannerConfig:
     content_k: int = 10  # at most this many rows kept when the question names content
-    # ... and of those only the rows within this share of the fused scores' spread (best minus k-th) of the best
-    # (None: all k; retrieval.search.fusion.spread_cut). Chosen for the packaged MiniLM on LoCoMo's development
+    # ... and of those only the rows within this share of the fused scores' spread (best minus the last candidate's:
+    # the memory's "pool" cut) of the best (None: all k; retrieval.search.fusion.spread_cut). Chosen for the
+    # packaged MiniLM, with the speaker prior 1.5 (retrieval.memory.temporal_memory), on LoCoMo's development
     # conversations (python -m eval.content_proxy; README section 4) as the tightest cut whose recall on their
     # single-evidence questions (categories 1, 3, 4), ranked within their days, reaches 90%: a clear winner comes
     # back alone, a close call with its rivals. Another encoder: run eval.content_proxy with --encoder.
-    content_margin: float | None = 0.6
+    content_margin: float | None = 0.36  # 0.6 with the earlier cut, of the spread to the k-th (cut "spread")
     fallback_k: int = 10  # rows kept by the semantic fallback
 
 

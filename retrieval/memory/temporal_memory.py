@@ -28,6 +28,7 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
+from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
@@ -43,40 +44,10 @@ from retrieval.memory.when_answer import (
     when_ops,
 )
 from retrieval.memory.when_between import answer_length_between, between_parts
-from retrieval.search.fusion import FUSIONS, absolute_cut, min_max_fusion, reciprocal_rank_fusion, spread_cut
+from retrieval.search.fusion import FUSIONS
 
 REWRITES = ("none", "context", "carry", "llm")
 RANKERS = ("hybrid", "dense", "bm25")
-FUSION_DEPTH = 50  # candidates each ranker contributes to the fusion
-RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al.)
-# The speaker prior, in shares of one list's top (a min-max score of 1; for rrf, its top vote). Chosen with the
-# fusion and the margin on LoCoMo's development conversations (python -m eval.content_proxy, README section 4):
-# at the cut that reaches 90% recall there, F2 63.7 with the prior 1.0 against 58.5 with 0.3 (scores); rrf keeps
-# the 0.3 it was chosen with.
-PRIOR_WEIGHTS = {"scores": 1.0, "rrf": 0.3}
-
-
-def fuse_content(rankings: Sequence[Sequence[tuple[int, float]]], fusion: str, k: int, prefer: Sequence[int] = (),
-                 prior: float | None = None) -> list[tuple[int, float]]:
-    """The top ``k`` of the content ranking's lists fused by ``fusion``: ``scores`` (each list min-max rescaled and
-    summed, the default) or ``rrf`` (reciprocal rank); ``prefer`` rows get ``prior`` (None: the fusion's
-    :data:`PRIOR_WEIGHTS`) times one list's top."""
-    prior = PRIOR_WEIGHTS[fusion] if prior is None else prior
-    if fusion == "rrf":
-        return reciprocal_rank_fusion(rankings, k=RRF_K, top=k, boost=set(prefer), boost_weight=prior)
-    return min_max_fusion(rankings, top=k, boost=set(prefer), boost_weight=prior)
-
-
-CUTS = ("spread", "top")  # how a rank op's margin is read (cut_content)
-
-
-def cut_content(fused: list[tuple[int, float]], margin: float | None, cut: str, fusion: str) -> list[tuple[int, float]]:
-    """The rows of a fused list a margin keeps: within ``margin`` of its spread of the best (``spread``, the
-    default), or within ``margin`` times one list's top score (``top``: 1 for ``scores``, one vote 1 / (RRF_K + 1)
-    for ``rrf``; the content ranking's earlier cut, rrf with 0.3)."""
-    if cut == "spread":
-        return spread_cut(fused, margin)
-    return absolute_cut(fused, margin, 1 / (RRF_K + 1) if fusion == "rrf" else 1.0)
 
 
 @dataclass
@@ -109,7 +80,7 @@ class TemporalMemory:
     """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
 
     def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None,
-                 ranker: str = "hybrid", fusion: str = "scores", cut: str = "spread"):
+                 ranker: str = "hybrid", fusion: str = "scores", cut: str = CUTS[0], prior: float | None = None):
         if rewrite not in REWRITES:
             raise ValueError(f"rewrite must be one of {REWRITES}")
         if ranker not in RANKERS:
@@ -118,7 +89,8 @@ class TemporalMemory:
             raise ValueError(f"fusion must be one of {FUSIONS}")
         if cut not in CUTS:
             raise ValueError(f"cut must be one of {CUTS}")
-        self.ranker, self.fusion, self.cut = ranker, fusion, cut
+        # prior: the speaker prior's weight (None: the fusion's, content_ranking.PRIOR_WEIGHTS)
+        self.ranker, self.fusion, self.cut, self.prior = ranker, fusion, cut, prior
         if rewrite == "llm" and llm_rewriter is None:
             raise ValueError("rewrite='llm' needs an llm_rewriter")
         self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
@@ -222,12 +194,13 @@ class TemporalMemory:
               margin: float | None = None) -> list[tuple[int, float]]:
         """The plan's content ranking: :meth:`content_rankings` fused (:func:`fuse_content`), best first, at most
         ``k``.
-        ``prefer``: rows given a small prior (the plan's named speaker). ``margin``: keep only the rows within
-        ``margin`` times the spread of the ``k`` fused scores (best minus k-th) of the best
-        (:func:`~retrieval.search.fusion.spread_cut`; ``self.cut`` "top": of one list's top, :func:`cut_content`):
-        a clear winner comes back alone, a close call with its rivals."""
-        fused = fuse_content(self.content_rankings(query, max(k, FUSION_DEPTH), subset), self.fusion, k, prefer)
-        return cut_content(fused, margin, self.cut, self.fusion)
+        ``prefer``: rows given a prior (the plan's named speaker; ``self.prior``). ``margin``: keep only the rows
+        within ``margin`` times the spread of the fused scores (best minus the last candidate's; ``self.cut``
+        "spread": minus the k-th, "top": of one list's top; :func:`cut_content`) of the best: a clear winner
+        comes back alone, a close call with its rivals."""
+        rankings = self.content_rankings(query, max(k, FUSION_DEPTH), subset)
+        return cut_content(fuse_content(rankings, self.fusion, None, prefer, self.prior), margin, self.cut,
+                           self.fusion, k)
 
     def rank_op(self, question: str) -> dict:
         """The content ranking the planner gives ``question`` (its query and speaker prior), with "now" at the
@@ -341,11 +314,14 @@ class AskArguments:
     cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
     content_k: int = option(PlannerConfig.content_k, "rows kept when content is named")
     content_margin: float | None = option(PlannerConfig.content_margin, "keep ranked rows within this share of the "
-        "fused scores' spread (best to k-th) of the best ('none': all content-k)", parse=parse_margin)
+        "fused scores' spread (best to the last candidate) of the best ('none': all content-k)", parse=parse_margin)
     ranker: str = option("hybrid", "content ranking of the surviving rows", choices=RANKERS)
     fusion: str = option("scores", "content fusion: scores (min-max rescaled, summed) or rrf", choices=FUSIONS)
-    content_cut: str = option("spread", "the margin is of the fused scores' spread (spread) or of one list's top "
-        "(top)", choices=CUTS)
+    content_cut: str = option(CUTS[0], "the margin is of the spread of the fused scores to the last candidate's "
+        "(pool), to the k-th (spread: with --content-margin 0.6 --speaker-prior 1, the earlier cut) or of one "
+        "list's top (top)", choices=CUTS)
+    speaker_prior: float | None = option(None, "the named speaker's prior, in shares of one list's top (default: "
+        "the fusion's, retrieval.memory.content_ranking.PRIOR_WEIGHTS)")
     json: bool = option(False, "print the result as JSON")
 
 
@@ -367,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           sample=args.sample, timestamps=args.timestamps,
                                           cache_dir=args.cache_dir or None, planner=rule, rewrite=args.rewrite,
                                           ranker=args.ranker, fusion=args.fusion, cut=args.content_cut,
+                                          prior=args.speaker_prior,
                                           llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)

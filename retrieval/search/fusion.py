@@ -3,7 +3,8 @@
 - :func:`reciprocal_rank_fusion` (Cormack et al., SIGIR 2009): by rank only.
 - :func:`min_max_fusion` (CombSUM over min-max normalised scores; Fox & Shaw, TREC-2 1994; Lee, SIGIR 1997):
   by score, each ranker's list rescaled to [0, 1], so a clear winner of one ranker stands out by how clear it is.
-- :func:`spread_cut`: keep the rows of a fused list within a fraction of its spread (best to last) of the best;
+- :func:`spread_cut`: keep the rows of a fused list within a fraction of its spread (best to last, or to the last of
+  the longer list it heads) of the best;
   :func:`absolute_cut`, within a fixed score (the cut the content ranking used before: 0.3 of one RRF vote).
 """
 
@@ -64,13 +65,17 @@ def min_max_fusion(rankings: Sequence[Sequence[tuple[object, float]]], top: int 
     return out[:top] if top else out
 
 
-def spread_cut(fused: Sequence[tuple[object, float]], margin: float | None) -> list[tuple[object, float]]:
-    """The rows of a fused list (best first) scored within ``margin`` times its spread (best minus last) of the
-    best: 0 keeps the best (and exact ties), 1 or more keeps them all, None cuts nothing. Measured against the
-    list's own spread, so the same margin means the same for any fusion and any number of rankers."""
+def spread_cut(fused: Sequence[tuple[object, float]], margin: float | None,
+               last: float | None = None) -> list[tuple[object, float]]:
+    """The rows of a fused list (best first) scored within ``margin`` times its spread (best minus ``last``, by
+    default the list's own last score) of the best: 0 keeps the best (and exact ties), 1 or more keeps them all,
+    None cuts nothing. Measured against the list's own spread, so the same margin means the same for any fusion
+    and any number of rankers. ``last``: the score the spread reaches down to when ``fused`` is the head of a
+    longer list (the content ranking's "pool" cut: the spread of every candidate, not of the k kept)."""
     if margin is None or margin >= 1 or not fused:
         return list(fused)
-    best, last = fused[0][1], fused[-1][1]
+    best = fused[0][1]
+    last = fused[-1][1] if last is None else last
     floor = best - margin * (best - last) - 1e-12 * abs(best)  # a rounding error never drops a tie
     return [(i, s) for i, s in fused if s >= floor]
 
