@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -36,16 +36,18 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
-from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, PRIOR_WEIGHTS, cut_content, fuse_content
+from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta
 
 logger = logging.getLogger("eval.content_proxy")
+DEV_SAMPLES = ("conv-26", "conv-30", "conv-41", "conv-42")  # where every setting is chosen; the rest report it
 # the grids of margins: of the spread (1 keeps all rows), and of one list's top (4 lists: 4 keeps them all)
 SPREAD_MARGINS = tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01))
-MARGINS = {"pool": SPREAD_MARGINS, "spread": SPREAD_MARGINS, "top": tuple(round(m, 2) for m in np.arange(0, 4.001, 0.01))}
+MARGINS = {"pool": SPREAD_MARGINS, "spread": SPREAD_MARGINS,
+           "top": tuple(round(m, 2) for m in np.arange(0, 4.001, 0.01))}
 
 
 @dataclass
@@ -139,39 +141,51 @@ def evaluate(data: str, encoder, dev_samples: Sequence[str], fusions: Sequence[s
              cuts: Sequence[str] = CUTS[:1]) -> dict:
     """Collect every question once, then score each fusion with each prior weight (None: the fusion's default)
     and each cut."""
+    parts: dict[str, list[ProxyQuestion]] = {"development": [], "held_out": []}
+    for sid, part, memory, questions in conversations(data, encoder, dev_samples, categories, cache_dir):
+        parts[part] += collect(memory, sid, questions)
+    if not parts["development"]:
+        raise DataError(f"{data}: no questions of categories {list(categories)} with evidence in {list(dev_samples)}")
+    results = [score_candidate(fusion, prior, mode, parts, k, target)
+               for fusion in fusions for prior in (priors or [None]) for mode in cuts]
+    return report_head(data, encoder, dev_samples, categories, k, target) | {"candidates": results}
+
+
+def conversations(data: str, encoder, dev_samples: Sequence[str], categories: Sequence[int],
+                  cache_dir: str | None) -> Iterator[tuple[str, str, TemporalMemory, list]]:
+    """Each LoCoMo conversation of ``data`` as (its id, "development" or "held_out", a memory over it with both
+    views, its evidence questions of ``categories``); a development sample the file lacks is a DataError."""
     samples = read_samples(data)
     known = [sample_id(s, i) for i, s in enumerate(samples)]
     unknown = sorted(set(dev_samples) - set(known))
     if unknown:
         raise DataError(f"{data}: no samples {unknown} (it has {known})")
-    parts: dict[str, list[ProxyQuestion]] = {"development": [], "held_out": []}
     for i, sample in enumerate(tqdm(samples, desc="LoCoMo conversations")):
         sid = sample_id(sample, i)
         utterances = sample_utterances(sample, data, i)
         memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True))
-        questions = evidence_questions(sample, utterances, categories)
-        parts["development" if sid in dev_samples else "held_out"] += collect(memory, sid, questions)
-    if not parts["development"]:
-        raise DataError(f"{data}: no questions of categories {list(categories)} with evidence in {list(dev_samples)}")
-    results = [score_candidate(fusion, prior, mode, parts, k, target)
-               for fusion in fusions for prior in (priors or [None]) for mode in cuts]
+        yield (sid, "development" if sid in dev_samples else "held_out", memory,
+               evidence_questions(sample, utterances, categories))
+
+
+def report_head(data: str, encoder, dev_samples: Sequence[str], categories: Sequence[int], k: int,
+                target: float) -> dict:
+    """What a proxy report says of its data and settings, before its candidates."""
+    known = [sample_id(s, i) for i, s in enumerate(read_samples(data))]
     return {"data": data, "encoder": encoder.identity, "development_samples": list(dev_samples),
             "held_out_samples": [s for s in known if s not in dev_samples], "categories": list(categories),
-            "content_k": k, "target_recall": target, "candidates": results}
+            "content_k": k, "target_recall": target}
 
 
 @dataclass
-class ContentProxyArguments:
-    """The content ranking on LoCoMo's evidence questions within their evidence days: fusion and margin."""
+class ProxyArguments:
+    """The proxy's data and its rule (what every proxy command shares)."""
 
     locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON (locomo_open.json)", aliases=["--data"])
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
-    dev_samples: list[str] = option(["conv-26", "conv-30", "conv-41", "conv-42"], "the conversations the margin is "
-        "chosen on; every other one reports it")
-    fusions: list[str] = option(list(FUSIONS), "fusions to compare", choices=FUSIONS)
-    prior_weights: list[float] | None = option(None, "speaker-prior weights to compare, in shares of one list's top "
-        "(default: each fusion's own, retrieval.memory.temporal_memory.PRIOR_WEIGHTS)")
+    dev_samples: list[str] = option(list(DEV_SAMPLES), "the conversations the margin is chosen on; every other one "
+        "reports it")
     cuts: list[str] = option([CUTS[0]], "cuts to compare: pool (of the fused scores' spread to the last candidate), "
         "spread (to the content_k-th) or top (of one list's top score; rrf's earlier 0.3-vote cut)", choices=CUTS)
     categories: list[int] = option([1, 3, 4], "LoCoMo QA categories (2, temporal, has its own command; 5 is "
@@ -185,6 +199,15 @@ class ContentProxyArguments:
             raise ValueError(f"--target-recall must be in (0, 1], got {self.target_recall}")
         if self.content_k < 1:
             raise ValueError(f"--content-k must be >= 1, got {self.content_k}")
+
+
+@dataclass
+class ContentProxyArguments(ProxyArguments):
+    """The content ranking on LoCoMo's evidence questions within their evidence days: fusion and margin."""
+
+    fusions: list[str] = option(list(FUSIONS), "fusions to compare", choices=FUSIONS)
+    prior_weights: list[float] | None = option(None, "speaker-prior weights to compare, in shares of one list's top "
+        "(default: each fusion's own, retrieval.memory.content_ranking.PRIOR_WEIGHTS)")
 
 
 def print_report(report: dict) -> None:
@@ -207,15 +230,22 @@ def print_report(report: dict) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_config(ContentProxyArguments, argv, prog="python -m eval.content_proxy", description=__doc__)
+    return run_report(args, lambda: evaluate(
+        args.locomo, load_encoder(args.encoder), args.dev_samples, args.fusions, args.categories, args.content_k,
+        args.target_recall, args.cache_dir or None, args.prior_weights, args.cuts), print_report)
+
+
+def run_report(args: ProxyArguments, make: Callable[[], dict], show: Callable[[dict], None]) -> int:
+    """A proxy command's end: make the report (an input error is its one line on stderr, exit code 2), print it,
+    and write it with its settings to ``args.output``."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        report = evaluate(args.locomo, load_encoder(args.encoder), args.dev_samples, args.fusions, args.categories,
-                          args.content_k, args.target_recall, args.cache_dir or None, args.prior_weights, args.cuts)
+        report = make()
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     report["settings"] = asdict(args)
-    print_report(report)
+    show(report)
     if args.output:
         write_json(args.output, report, indent=2)
         write_config(args)

@@ -42,11 +42,11 @@ from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.paths import ZYPHRA_DIR, default_cache_dir
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
+from retrieval.memory.content_ranking import CUTS
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, context_query
 from retrieval.memory.table_ops import execute
-from retrieval.memory.content_ranking import CUTS
 from retrieval.memory.temporal_memory import RANKERS, TemporalMemory
 from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta, precision, recall

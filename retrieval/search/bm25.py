@@ -20,14 +20,14 @@ def _stemmer():
 class BM25Retriever:
     """BM25 over texts with ids; search returns (id, score) lists, best first, like DenseIndex."""
 
-    def __init__(self, texts: Sequence[str], ids: Sequence, k1: float = 1.5, b: float = 0.75):
+    def __init__(self, texts: Sequence[str], ids: Sequence, k1: float = 1.5, b: float = 0.75, stem: bool = True):
         if len(texts) != len(ids):
             raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
         if not texts:
             raise ValueError("BM25 needs at least one document")
         self.ids = list(ids)
         self._row_of = {i: r for r, i in enumerate(self.ids)}
-        self.stemmer = _stemmer()
+        self.stemmer = _stemmer() if stem else None  # stem: English Snowball stems (eval.content_variants: better)
         self.model = bm25s.BM25(k1=k1, b=b)
         self.model.index(self._tokenize(list(texts)), show_progress=False)
 

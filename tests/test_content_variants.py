@@ -1,0 +1,42 @@
+"""eval.content_variants: MaxP on a hand-made sentence table, and the command on tiny data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from eval import content_variants
+from eval.content_variants import VARIANTS
+from tests.test_content_proxy import locomo_file
+
+
+def test_maxp_scores_a_row_by_its_best_sentence():
+    lists = content_variants.VariantLists.__new__(content_variants.VariantLists)
+    lists.ids = [10, 11, 12]
+    lists.owner = np.array([0, 0, 1, 2, 2])  # row 10 has two sentences, 11 one, 12 two
+    lists.sentence_emb = np.array([[1, 0], [0, 1], [0.6, 0.8], [0.8, 0.6], [-1, 0]], dtype=float)
+    assert lists.maxp(np.array([0.0, 1.0]), np.array([0, 1, 2])).tolist() == [1.0, 0.8, 0.6]
+    assert lists.maxp(np.array([1.0, 0.0]), np.array([2, 0])).tolist() == [0.8, 1.0]
+
+
+def test_command_scores_every_variant_as_the_proxy_does(tmp_path, tiny_backbone, capsys):
+    out = tmp_path / "variants.json"
+    code = content_variants.main(["--locomo", str(locomo_file(tmp_path)), "--encoder", tiny_backbone,
+                                  "--cache-dir", str(tmp_path / "cache"), "--dev-samples", "conv-a",
+                                  "--cuts", "pool", "spread", "--output", str(out)])
+    assert code == 0 and "maxp" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert [(c["variant"], c["cut"]) for c in report["candidates"]] == [(v, c) for v in VARIANTS
+                                                                         for c in ("pool", "spread")]
+    for cand in report["candidates"]:
+        dev = cand["development"]
+        assert dev["n_all"] == 3 and dev["n_single"] == 2 and cand["held_out"]["n_all"] == 3
+        assert cand["margin"] == min(float(m) for m, g in dev["grid_single"].items() if g["recall"] >= 90)
+    assert list(tmp_path.joinpath("cache").glob("docs-*.npy"))  # sentences cached beside the utterances
+
+
+def test_command_errors_name_the_input(tmp_path, tiny_backbone, capsys):
+    tiny = ["--encoder", tiny_backbone, "--cache-dir", ""]
+    assert content_variants.main(["--locomo", str(locomo_file(tmp_path)), "--dev-samples", "conv-z", *tiny]) == 2
+    assert "conv-z" in capsys.readouterr().err
