@@ -85,13 +85,18 @@ def ranking_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list]) -
     return out
 
 
+# Another cut than cut_content's (eval.content_variants): (question, its fused list, margin) -> the rows kept.
+Keep = Callable[[ProxyQuestion, list, "float | None"], list]
+
+
 def cut_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list], margin: float | None,
-                mode: str = CUTS[0], fusion: str = "scores", k: int | None = None) -> dict[str, float]:
+                mode: str = CUTS[0], fusion: str = "scores", k: int | None = None,
+                keep: Keep | None = None) -> dict[str, float]:
     """Mean recall, precision and F2 (percent) of the rows the margin keeps of the top ``k`` of each fused list
-    (every candidate; ``cut_content``), and the mean number of rows."""
+    (every candidate; ``cut_content``, or ``keep``), and the mean number of rows."""
     rows = []
     for q, f in zip(questions, fused):
-        kept = {i for i, _ in cut_content(f, margin, mode, fusion, k)}
+        kept = {i for i, _ in (keep(q, f, margin) if keep else cut_content(f, margin, mode, fusion, k))}
         hit = len(kept & q.evidence)
         r, p = hit / len(q.evidence), hit / len(kept) if kept else 0.0
         rows.append((r, p, f_beta(p, r, 2.0), len(kept)))
@@ -106,10 +111,10 @@ def tightest_margin(grid: dict[float, dict], target: float) -> float | None:
 
 
 def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str, list[ProxyQuestion]], k: int,
-                    target: float) -> dict:
-    """One fusion, speaker-prior weight (None: the fusion's default) and cut on the development and held-out
-    parts: ranking figures, the margin grid on the single-evidence questions, the margin chosen on development,
-    and every part's figures at it."""
+                    target: float, keep: Keep | None = None) -> dict:
+    """One fusion, speaker-prior weight (None: the fusion's default) and cut (``mode``, or ``keep`` named
+    ``mode``, over the spread margins) on the development and held-out parts: ranking figures, the margin grid
+    on the single-evidence questions, the margin chosen on development, and every part's figures at it."""
     prior = PRIOR_WEIGHTS[fusion] if prior is None else prior
     out: dict = {"fusion": fusion, "prior": prior, "cut": mode}
 
@@ -122,8 +127,8 @@ def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str
         fused_all = [fuse(q) for q in questions]
         out[name] = {"n_single": len(single), "n_all": len(questions),
                      "ranking_single": ranking_figures(single, fused_single),
-                     "grid_single": {m: cut_figures(single, fused_single, m, mode, fusion, k)
-                                     for m in MARGINS[mode]},
+                     "grid_single": {m: cut_figures(single, fused_single, m, mode, fusion, k, keep)
+                                     for m in MARGINS.get(mode, SPREAD_MARGINS)},
                      "_all": fused_all, "_questions": questions}
     margin = tightest_margin(out["development"]["grid_single"], target) if out["development"]["n_single"] else None
     out["margin"] = margin
@@ -131,7 +136,7 @@ def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str
         part = out[name]
         fused_all, questions = part.pop("_all"), part.pop("_questions")
         part["at_margin_single"] = part["grid_single"].get(margin) if margin is not None else None
-        part["at_margin_all"] = (cut_figures(questions, fused_all, margin, mode, fusion, k)
+        part["at_margin_all"] = (cut_figures(questions, fused_all, margin, mode, fusion, k, keep)
                                  if margin is not None and questions else None)
     return out
 

@@ -16,7 +16,9 @@ conversations reporting it. Variants (:data:`VARIANTS`):
 - ``content-words``: both rankers queried with the question's content words only (the planner's ``left``), not
   the asking sentence less its time and names; ``bm25-content-words``: BM25 only.
 
-Sentences are embedded once and cached like the utterances (``--cache-dir``).
+And other cuts of the ``ranking`` variant (``--other-cuts``, :data:`CUT_VARIANTS`): the pool cut's rows and at least
+the top 2 or 3 (``pool-or-top-n``), and the fused ranking's top rows kept by the dense lists' own fusion
+(``dense-pool``). Sentences are embedded once and cached like the utterances (``--cache-dir``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from eval.content_proxy import (
+    Keep,
     ProxyArguments,
     ProxyQuestion,
     conversations,
@@ -40,7 +43,7 @@ from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config
 from retrieval.data.jsonio import DataError
 from retrieval.data.locomo_qa import evidence_days
-from retrieval.memory.content_ranking import FUSION_DEPTH
+from retrieval.memory.content_ranking import FUSION_DEPTH, PRIOR_WEIGHTS, cut_content, fuse_content
 from retrieval.memory.conversation_table import speaker_texts, turn_texts
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.time_resolver import normalise
@@ -61,6 +64,7 @@ VARIANTS = {
     "content-words": (BASE, "words"),
     "bm25-content-words": ((*BASE[:2], "bm25:text@words", "bm25:turn@words"), "asked"),
 }
+CUT_VARIANTS = ("pool-or-top-2", "pool-or-top-3", "dense-pool")  # other cuts, of the "ranking" variant's fusion
 BM25_SETTINGS = {"bm25": {}, "bm25-unstemmed": {"stem": False}, "bm25-k1-0.9-b-0.4": {"k1": 0.9, "b": 0.4}}
 
 
@@ -108,6 +112,29 @@ class VariantLists:
         return out
 
 
+def other_cut(name: str, k: int, prior: float) -> Keep:
+    """A cut of :data:`CUT_VARIANTS` over the "ranking" variant's fused list (its first two lists the dense ones):
+    ``pool-or-top-n``, the pool cut's rows and at least the top n; ``dense-pool``, the fused top ``k`` kept by the
+    dense lists' own fusion (with half the prior: two lists of four) within the margin of its pool spread."""
+    if name.startswith("pool-or-top-"):
+        n = int(name.rsplit("-", 1)[1])
+
+        def keep(q: ProxyQuestion, fused: list, margin: float | None) -> list:
+            kept = cut_content(fused, margin, "pool", "scores", k)
+            return kept + [x for x in fused[:n] if x not in kept]
+        return keep
+
+    def keep_dense(q: ProxyQuestion, fused: list, margin: float | None) -> list:
+        head = fused[:k]
+        dense = dict(fuse_content(q.rankings[:2], "scores", None, q.prefer, prior / 2))
+        if margin is None or not dense:
+            return head
+        low = min(dense.values())
+        best = max(dense.get(i, low) for i, _ in head)
+        return [(i, s) for i, s in head if dense.get(i, low) >= best - margin * (best - low) - 1e-12]
+    return keep_dense
+
+
 def collect(variants: VariantLists, sid: str, questions, names: Sequence[str]) -> dict[str, list[ProxyQuestion]]:
     """Each variant's :class:`ProxyQuestion` for every question (its lists within its evidence days)."""
     memory, frame = variants.memory, variants.table.frame
@@ -127,9 +154,10 @@ def collect(variants: VariantLists, sid: str, questions, names: Sequence[str]) -
 
 
 def evaluate(data: str, encoder, dev_samples: Sequence[str], names: Sequence[str], categories: Sequence[int], k: int,
-             target: float, cache_dir: str | None, cuts: Sequence[str]) -> dict:
+             target: float, cache_dir: str | None, cuts: Sequence[str], other_cuts: Sequence[str] = ()) -> dict:
     """Collect every variant's lists once per conversation, then score each variant with each cut (the fusion
-    ``scores`` with its default speaker prior, as the memory ranks)."""
+    ``scores`` with its default speaker prior, as the memory ranks); the "ranking" variant also with each of
+    ``other_cuts`` (:data:`CUT_VARIANTS`)."""
     parts = {n: {"development": [], "held_out": []} for n in names}
     for sid, part, memory, questions in conversations(data, encoder, dev_samples, categories, cache_dir):
         found = collect(VariantLists(memory, encoder, cache_dir), sid, questions, names)
@@ -139,6 +167,10 @@ def evaluate(data: str, encoder, dev_samples: Sequence[str], names: Sequence[str
         raise DataError(f"{data}: no questions of categories {list(categories)} with evidence in {list(dev_samples)}")
     results = [{"variant": n, **score_candidate("scores", None, cut, parts[n], k, target)}
                for n in names for cut in cuts]
+    if "ranking" in names:
+        prior = PRIOR_WEIGHTS["scores"]
+        results += [{"variant": "ranking", **score_candidate("scores", None, c, parts["ranking"], k, target,
+                                                              other_cut(c, k, prior))} for c in other_cuts]
     return report_head(data, encoder, dev_samples, categories, k, target) | {"candidates": results}
 
 
@@ -147,13 +179,16 @@ class ContentVariantsArguments(ProxyArguments):
     """Content-ranking variants (lists fused, their query) on LoCoMo's evidence questions within their days."""
 
     variants: list[str] = option(list(VARIANTS), "variants to compare", choices=tuple(VARIANTS))
+    other_cuts: list[str] = option(list(CUT_VARIANTS), "other cuts of the ranking variant: pool-or-top-2 / 3 (the "
+        "pool cut's rows and at least the top 2 / 3), dense-pool (kept by the dense lists' fusion alone)",
+        choices=CUT_VARIANTS)
 
 
 def print_report(report: dict) -> None:
     print(f"variant (scores fusion, default prior; margin: the tightest whose development recall reaches "
           f"{100 * report['target_recall']:.0f}%): development | held-out top-1 / 3, R / F2 at it, rows")
     for res in report["candidates"]:
-        line = f"{res['variant']:<20}{res['cut']:>7} margin {res['margin']!s:<5}"
+        line = f"{res['variant']:<20}{res['cut']:>14} margin {res['margin']!s:<5}"
         for part in ("development", "held_out"):
             rk, at = res[part]["ranking_single"], res[part]["at_margin_single"]
             kept = f"{at['recall']:.1f} / {at['f2']:.1f} {at['rows']:.2f}" if at else "never reached"
@@ -165,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_config(ContentVariantsArguments, argv, prog="python -m eval.content_variants", description=__doc__)
     return run_report(args, lambda: evaluate(
         args.locomo, load_encoder(args.encoder), args.dev_samples, args.variants, args.categories, args.content_k,
-        args.target_recall, args.cache_dir or None, args.cuts), print_report)
+        args.target_recall, args.cache_dir or None, args.cuts, args.other_cuts), print_report)
 
 
 if __name__ == "__main__":
