@@ -14,7 +14,8 @@ conversations reporting it. Variants (:data:`VARIANTS`):
   utterance's; ``maxp-added``: the MaxP list as a fifth list beside the four;
 - ``bm25-unstemmed``, ``bm25-k1-0.9-b-0.4``: BM25 without stemming, or with a lower k1 and length normalisation;
 - ``content-words``: both rankers queried with the question's content words only (the planner's ``left``), not
-  the asking sentence less its time and names; ``bm25-content-words``: BM25 only.
+  the asking sentence less its time and names; ``bm25-content-words``: BM25 only; ``dense-names-in``: the dense
+  lists queried with the participants' names left in (BM25 as before).
 
 And other cuts of the ``ranking`` variant (``--other-cuts``, :data:`CUT_VARIANTS`): the pool cut's rows and at least
 the top 2 or 3 (``pool-or-top-n``), and the fused ranking's top rows kept by the dense lists' own fusion
@@ -53,16 +54,18 @@ from retrieval.search.embedding_cache import cached_document_embeddings
 
 logger = logging.getLogger("eval.content_variants")
 BASE = ("dense:text", "dense:turn", "bm25:text", "bm25:turn")
-# variant -> (the lists fused, the query each list gets: "asked" the planner's content query, "words" its words)
+# variant -> the lists fused, each "ranker:view", with "@words" when it is queried with the question's content words
+# or "@named" with its asking sentence names included (else the planner's content query)
 VARIANTS = {
-    "ranking": (BASE, "asked"),
-    "maxp": (("dense:maxp", *BASE[1:]), "asked"),
-    "maxp-or-text": (("dense:maxp-or-text", *BASE[1:]), "asked"),
-    "maxp-added": ((*BASE, "dense:maxp"), "asked"),
-    "bm25-unstemmed": ((*BASE[:2], "bm25-unstemmed:text", "bm25-unstemmed:turn"), "asked"),
-    "bm25-k1-0.9-b-0.4": ((*BASE[:2], "bm25-k1-0.9-b-0.4:text", "bm25-k1-0.9-b-0.4:turn"), "asked"),
-    "content-words": (BASE, "words"),
-    "bm25-content-words": ((*BASE[:2], "bm25:text@words", "bm25:turn@words"), "asked"),
+    "ranking": BASE,
+    "maxp": ("dense:maxp", *BASE[1:]),
+    "maxp-or-text": ("dense:maxp-or-text", *BASE[1:]),
+    "maxp-added": (*BASE, "dense:maxp"),
+    "bm25-unstemmed": (*BASE[:2], "bm25-unstemmed:text", "bm25-unstemmed:turn"),
+    "bm25-k1-0.9-b-0.4": (*BASE[:2], "bm25-k1-0.9-b-0.4:text", "bm25-k1-0.9-b-0.4:turn"),
+    "content-words": tuple(f"{lst}@words" for lst in BASE),
+    "bm25-content-words": (*BASE[:2], "bm25:text@words", "bm25:turn@words"),
+    "dense-names-in": ("dense:text@named", "dense:turn@named", *BASE[2:]),
 }
 CUT_VARIANTS = ("pool-or-top-2", "pool-or-top-3", "dense-pool")  # other cuts, of the "ranking" variant's fusion
 BM25_SETTINGS = {"bm25": {}, "bm25-unstemmed": {"stem": False}, "bm25-k1-0.9-b-0.4": {"k1": 0.9, "b": 0.4}}
@@ -138,18 +141,21 @@ def other_cut(name: str, k: int, prior: float) -> Keep:
 def collect(variants: VariantLists, sid: str, questions, names: Sequence[str]) -> dict[str, list[ProxyQuestion]]:
     """Each variant's :class:`ProxyQuestion` for every question (its lists within its evidence days)."""
     memory, frame = variants.memory, variants.table.frame
-    needed = {lst if VARIANTS[n][1] == "asked" else f"{lst}@words" for n in names for lst in VARIANTS[n][0]}
+    needed = {lst for n in names for lst in VARIANTS[n]}
     out: dict[str, list[ProxyQuestion]] = {n: [] for n in names}
     for q in questions:
         plan = memory.planner.plan(q.question, memory.resolve_now(None), memory.speakers)
         op = next((o for o in plan.ops if o["op"] == "rank"), {"query": normalise(q.question)})
-        queries = {"asked": op["query"], "words": " ".join(plan.reading.get("left", [])) or op["query"]}
+        named = next((o["query"] for o in memory.planner.plan(q.question, memory.resolve_now(None)).ops
+                      if o["op"] == "rank"), op["query"])  # read with no participants: their names stay
+        queries = {"asked": op["query"], "words": " ".join(plan.reading.get("left", [])) or op["query"],
+                   "named": named}
         pool = evidence_days(frame, q.evidence)
         prefer = [i for i in pool if "prefer" in op and frame.at[i, "speaker"] == op["prefer"]["value"]]
         lists = variants.lists(needed, queries, pool)
         for n in names:
-            keys = [lst if VARIANTS[n][1] == "asked" else f"{lst}@words" for lst in VARIANTS[n][0]]
-            out[n].append(ProxyQuestion(sid, q.category, frozenset(q.evidence), [lists[k] for k in keys], prefer))
+            out[n].append(ProxyQuestion(sid, q.category, frozenset(q.evidence), [lists[k] for k in VARIANTS[n]],
+                                        prefer))
     return out
 
 
