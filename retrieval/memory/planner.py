@@ -30,7 +30,7 @@ class PlannerConfig:
     content_k: int = 10  # at most this many rows kept when the question names content
     # ... and of those only the rows within this share of the fused scores' spread (best minus the last candidate's:
     # the memory's "pool" cut) of the best (None: all k; retrieval.search.fusion.spread_cut). Chosen for the
-    # packaged MiniLM, with the speaker prior 1.5 (retrieval.memory.temporal_memory), on LoCoMo's development
+    # packaged MiniLM, with the speaker prior 1.5 (retrieval.memory.content_ranking), on LoCoMo's development
     # conversations (python -m eval.content_proxy; README section 4) as the tightest cut whose recall on their
     # single-evidence questions (categories 1, 3, 4), ranked within their days, reaches 90%: a clear winner comes
     # back alone, a close call with its rivals. Another encoder: run eval.content_proxy with --encoder.
