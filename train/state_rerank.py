@@ -37,8 +37,8 @@ from retrieval.data.jsonio import DataError, run_cli
 from retrieval.data.paths import DATA_DIR, default_cache_dir
 from retrieval.search.metrics import ranking_metrics
 
-GRID = (RerankSettings("logistic", c=1.0), RerankSettings("gbm", 100, 2), RerankSettings("gbm", 200, 3),
-        RerankSettings("gbm", 300, 4, learning_rate=0.05))
+GRID = (RerankSettings("logistic", c=1.0), RerankSettings("hgb", 300, 4, learning_rate=0.05),
+        RerankSettings("hgb", 600, 6, learning_rate=0.05), RerankSettings("hgb", 1000, 8, learning_rate=0.05))
 
 
 @dataclass
