@@ -78,7 +78,8 @@ def rank_turns(tracker: CellStateTracker, data: ConversationSet, rules: list[Sel
                 turn = conv.turns[position]
                 before = (gold if said is None else said).get(conv.turns[position - 1].turn_id) if position else None
                 if reranker is not None:
-                    state = TurnState(turn.query, position, previous_cells(before))
+                    state = TurnState(turn.query, position, previous_cells(before),
+                                      conv.turns[position - 1].query if position else "")
                     cells = reranker.rerank(cells, data.tables[conv.table_id], state)
                 rows = {r for _, r, _ in before} if before else None
                 for rule in group:

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from sklearn.ensemble import GradientBoostingClassifier
+from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 
 from retrieval.ctbls.state_features import FEATURES, StateFeaturizer, TurnState
@@ -48,7 +48,7 @@ def test_features_read_the_previous_answer_the_question_and_the_tracker():
     ids, x = StateFeaturizer()(ranked, TABLE, TurnState("what are the venues?", 0))
     first = {cell[1:]: dict(zip(FEATURES, row)) for cell, row in zip(ids, x)}
     assert first[(0, 0)]["has_previous"] == 0 and first[(0, 0)]["previous_row"] == 0
-    assert first[(0, 0)]["points_back"] == 0 and first[(0, 0)]["superlative"] == 0
+    assert first[(0, 0)]["points_back"] == 0 and first[(0, 0)]["wants_most"] == 0
     assert first[(1, 2)]["header_best"] == 1 and first[(1, 0)]["header_best"] == 0
     assert first[(1, 2)]["first_row"] == 0 and first[(0, 1)]["first_row"] == 1  # no previous: the whole table
 
@@ -57,11 +57,51 @@ def test_extremes_and_order_are_taken_among_the_previous_rows():
     state = TurnState("which of these had the most recent year?", 2, frozenset({(1, 2), (2, 2)}))
     ids, x = StateFeaturizer()(_ranked([(0, 0)]), TABLE, state)
     f = {cell[1:]: dict(zip(FEATURES, row)) for cell, row in zip(ids, x)}
-    assert f[(0, 0)]["superlative"] == 1 and f[(0, 0)]["order_word"] == 0
+    assert f[(0, 0)]["wants_most"] == 1 and f[(0, 0)]["wants_least"] == 0 and f[(0, 0)]["order_word"] == 0
     assert f[(2, 0)]["column_max"] == 1 and f[(1, 0)]["column_min"] == 1 and f[(0, 0)]["column_min"] == 0
     assert f[(1, 1)]["first_row"] == 1 and f[(2, 1)]["last_row"] == 1 and f[(0, 1)]["first_row"] == 0
     assert f[(0, 1)]["column_max"] == 0  # the city column holds no numbers
     assert f[(2, 0)]["header_best"] == 1 and f[(2, 2)]["header_best"] == 0  # "year" names the Year column
+
+
+GAMES = Table("g", "Season", ["Date", "Opponent", "Attendance", "Notes"],
+              [[Cell("September 3, 1995"), Cell("Dallas"), Cell("71,317"), Cell("")],
+               [Cell("October 8, 1995"), Cell("Miami"), Cell("80,101"), Cell("home")],
+               [Cell("December 3, 1995"), Cell("Denver"), Cell("40,778"), Cell("")],
+               [Cell("Date"), Cell("Opponent"), Cell("Attendance"), Cell("Notes")]])
+
+
+def _games(question: str, position: int = 1, previous=frozenset(), previous_query: str = "") -> dict:
+    ids, x = StateFeaturizer()(_ranked([(0, 0)]), GAMES, TurnState(question, position, previous, previous_query))
+    return {cell[1:]: dict(zip(FEATURES, row)) for cell, row in zip(ids, x)}
+
+
+def test_the_row_holding_the_named_columns_extreme_is_marked_among_the_rows_in_play():
+    f = _games("which date had the highest attendance?")
+    assert f[(1, 0)]["row_max_named"] == 1 and f[(0, 0)]["row_max_named"] == 0  # the Date cell of that row
+    assert f[(2, 1)]["row_min_named"] == 1 and f[(1, 1)]["row_min_named"] == 0
+    assert f[(1, 0)]["wants_most"] == 1 and f[(1, 0)]["wants_least"] == 0
+    assert f[(1, 0)]["wh_head_header"] == 1 and f[(1, 1)]["wh_head_header"] == 0  # "which date" -> Date
+    assert f[(1, 2)]["column_max"] == 1  # the Attendance cell itself, as a quantity ("80,101")
+    assert f[(2, 0)]["column_max"] == 1 and f[(0, 0)]["column_min"] == 1  # dates order as dates
+    among = _games("of those, which had the highest attendance?", previous=frozenset({(0, 1), (2, 1)}))
+    assert among[(0, 1)]["row_max_named"] == 1 and among[(1, 1)]["row_max_named"] == 0  # row 1 is not in play
+
+
+def test_comparisons_empty_cells_negation_and_header_rows():
+    f = _games("which opponents drew more than 50000 attendance?")
+    assert f[(0, 1)]["comparison_holds"] == 1 and f[(1, 1)]["comparison_holds"] == 1
+    assert f[(2, 1)]["comparison_holds"] == 0
+    assert _games("which drew fewer than 50000 attendance?")[(2, 1)]["comparison_holds"] == 1
+    assert _games("which games have no notes?")[(0, 1)]["row_empty_named"] == 1
+    assert _games("which games have no notes?")[(1, 1)]["row_empty_named"] == 0
+    assert f[(0, 1)]["negation"] == 0 and _games("which were not at home?")[(0, 1)]["negation"] == 1
+    assert f[(3, 2)]["header_like"] == 1 and f[(1, 2)]["header_like"] == 0
+    assert f[(0, 0)]["numeric_column"] == pytest.approx(0.75) and f[(0, 1)]["numeric_column"] == 0
+    assert f[(0, 1)]["first_text_column"] == 1 and f[(0, 0)]["first_text_column"] == 0
+    assert f[(0, 3)]["column_position"] == 1 and f[(0, 0)]["column_position"] == 0
+    later = _games("and which one was it?", previous_query="who was the opponent?")
+    assert later[(0, 1)]["previous_question_header"] == 1 and later[(0, 2)]["previous_question_header"] == 0
 
 
 def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -79,6 +119,19 @@ def test_the_json_trees_score_exactly_as_scikit_learn_does():
                                         init="zero", random_state=1).fit(x, y)
     test = _data(1)[0]
     np.testing.assert_allclose(ours.decision(test), theirs.decision_function(test), rtol=1e-9, atol=1e-9)
+
+
+def test_the_histogram_boosting_trees_score_exactly_as_scikit_learn_does(tmp_path):
+    x, y = _data()
+    ours = StateReranker(RerankSettings("hgb", 40, 4, 0.1, seed=1)).fit(x, y)
+    theirs = HistGradientBoostingClassifier(max_iter=40, max_depth=4, learning_rate=0.1, early_stopping=False,
+                                            random_state=1).fit(x, y)
+    test = _data(3)[0]
+    np.testing.assert_allclose(ours.decision(test), theirs.decision_function(test), rtol=1e-9, atol=1e-9)
+    loaded = StateReranker.load(ours.save(tmp_path / "r.json"))
+    np.testing.assert_allclose(loaded.decision(test), theirs.decision_function(test), rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="finite"):
+        StateReranker(RerankSettings("hgb", 5, 2)).fit(np.where(x > 2, np.nan, x), y)
 
 
 def test_the_logistic_model_scores_as_scikit_learn_does():

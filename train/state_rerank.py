@@ -37,8 +37,8 @@ from retrieval.data.jsonio import DataError, run_cli
 from retrieval.data.paths import DATA_DIR, default_cache_dir
 from retrieval.search.metrics import ranking_metrics
 
-GRID = (RerankSettings("logistic", c=1.0), RerankSettings("gbm", 100, 2), RerankSettings("gbm", 200, 3),
-        RerankSettings("gbm", 300, 4, learning_rate=0.05))
+GRID = (RerankSettings("logistic", c=1.0), RerankSettings("hgb", 300, 4, learning_rate=0.05),
+        RerankSettings("hgb", 600, 6, learning_rate=0.05), RerankSettings("hgb", 1000, 8, learning_rate=0.05))
 
 
 @dataclass
@@ -103,7 +103,8 @@ class StateRerankArguments:
     tracker: str = option(help="trained tracker folder (train/state_tracker.py --dataset sqa)")
     data_dir: str = option(str(DATA_DIR), "the data root, holding sqa/")
     questions: str | None = option(None, "a questions TSV in SQA's format (default DATA_DIR/sqa/train.tsv)")
-    train_tables: int = option(200, "train tables whose turns the re-ranker is fitted on (CPU: cells are encoded)")
+    train_tables: int = option(200, "train tables whose turns the re-ranker is fitted on (0: all; CPU: cells are "
+                                    "encoded)")
     dev_tables: int = option(0, "dev tables the settings are chosen on (0: all)")
     top_negatives: int = option(30, "the tracker's top non-answer cells a training turn keeps as negatives")
     random_negatives: int = option(10, "other non-answer cells a training turn keeps, drawn at random")
@@ -113,8 +114,9 @@ class StateRerankArguments:
     output: str | None = option(None, f"where the re-ranker goes (default TRACKER/{RERANK_FILE})")
 
     def __post_init__(self) -> None:
-        if self.train_tables < 1:
-            raise ValueError(f"--train-tables must be at least 1, got {self.train_tables}")
+        for name in ("train_tables", "dev_tables"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be 0 (all) or more, got {getattr(self, name)}")
         if self.output is None:
             self.output = f"{self.tracker.rstrip('/')}/{RERANK_FILE}"
 

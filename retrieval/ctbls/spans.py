@@ -26,12 +26,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from retrieval.search.english import ENGLISH_STOP_WORDS
+from retrieval.search.english import ENGLISH_STOP_WORDS, MONTHS
 
 KINDS = ("cell", "part", "date", "number", "entity", "word")
 _SEPARATORS = re.compile(r"\s*(?:[,;/|()\[\]]|\s[-–—]\s)\s*")
-_MONTHS = ("january february march april may june july august september october november december "
-           "jan feb mar apr jun jul aug sep sept oct nov dec").split()
 _SCALES = {"hundred", "thousand", "million", "billion", "trillion", "percent", "%"}
 _CONNECTORS = {"of", "the", "de", "del", "la", "le", "les", "du", "da", "do", "dos", "von", "van", "der", "den",
                "y", "and", "&", "'s", "-", "el", "al", "di", "on", "upon", "for", "at"}
@@ -103,7 +101,7 @@ def _dates_and_numbers(words: Sequence[str]) -> list[tuple[str, str]]:
     for i, w in enumerate(words):
         low = w.lower()
         nxt = words[i + 1] if i + 1 < len(words) else ""
-        if low in _MONTHS:
+        if low in MONTHS:
             if _DAY.match(nxt) and i + 3 < len(words) and words[i + 2] == "," and _YEAR.match(words[i + 3]):
                 found.append((" ".join(words[i:i + 4]), "date"))  # November 6 , 1905
             if _YEAR.match(nxt):

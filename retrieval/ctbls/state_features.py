@@ -12,13 +12,22 @@ mostly in the previous answer's rows ("which of those ...?"), or its column, or 
   question names the cell's value as a phrase, and whether it names another value of the cell's row;
 - the state: whether there is a previous answer, whether the cell, its row, its column is in it, the share of the
   table's rows it holds, whether the question holds a word that points back ("those", "them", "their", ...);
-- the question's position (0, 1, 2, 3 = later) and the share of the cell's column that reads as a number;
+- the question's position (0, 1, 2, 3 = later) and the share of the cell's column that states a quantity
+  (:mod:`retrieval.ctbls.cell_values`: numbers, durations, dates);
 - whether the cell's column is the one whose header shares most of the question's words; whether the question
-  holds a superlative ("most", "lowest", ...) or a word of order ("first", "last", ...), and whether the cell
-  holds its column's largest or smallest number, or lies in the first or last row, among the rows in play (the
-  previous answer's, else the whole table's).
+  asks for the most or the least ("highest", "fewer", ...) or holds a word of order ("first", "last", ...), and
+  whether the cell holds its column's largest or smallest quantity, or lies in the first or last row, among the
+  rows in play (the previous answer's, else the whole table's);
+- the column the question names (the header sharing most of its words): whether the cell's row holds that
+  column's largest or smallest quantity among the rows in play ("which date had the highest attendance?"),
+  meets the question's comparison with a number ("more than 21 losses"), or has that column empty ("which one
+  has no birth date?");
+- the question's words (:mod:`retrieval.ctbls.question_cues`): a negation; the header sharing the word a wh-word
+  heads ("which *date* ...") or a word of the previous question; and of the table: the column's place, whether it
+  is the first column of text (the rows' names), whether the cell repeats its header (a header row in the table).
 
-Every value is computed from the table, the question, the ranking and the previous answer's cells only: the same
+Every value is computed from the table, the question, the ranking, the previous question and the previous
+answer's cells only: the same
 features for the reference answers (evaluating the tracker) and for the system's own (answering).
 """
 
@@ -30,8 +39,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval.ctbls.answer_sets import answer_value, cells_named
+from retrieval.ctbls.answer_sets import cells_named, normalize_cell_text
+from retrieval.ctbls.cell_values import magnitude
 from retrieval.ctbls.cell_text import CellId
+from retrieval.ctbls.question_cues import (
+    NEGATING,
+    ORDER_WORDS,
+    POINTING_BACK,
+    WANTS_LEAST,
+    WANTS_MOST,
+    comparison,
+    question_words,
+    wh_heads,
+)
 from retrieval.data.types import Table
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.english import ENGLISH_STOP_WORDS, english_stemmer
@@ -40,28 +60,23 @@ FEATURES = (
     "score", "score_gap", "inverse_rank", "column_best_gap", "column_mean_gap", "row_best_gap",
     "bm25_value", "bm25_row", "header_overlap", "value_overlap", "value_named", "row_named",
     "has_previous", "in_previous", "previous_row", "previous_column", "previous_row_share", "points_back",
-    "position", "numeric_column", "header_best", "superlative", "order_word", "column_max", "column_min",
-    "first_row", "last_row",
+    "position", "numeric_column", "header_best", "wants_most", "wants_least", "order_word", "column_max",
+    "column_min", "first_row", "last_row", "row_max_named", "row_min_named", "comparison_holds", "row_empty_named",
+    "negation", "wh_head_header", "previous_question_header", "column_position", "first_text_column", "header_like",
 )
-# Words that point back at an earlier answer ("which of those ...", "what about their ages?"): English anaphora,
-# a closed class, not a list chosen from the data.
-POINTING_BACK = frozenset("those these them they their theirs that this it its he she his her him".split())
-# Superlatives and the words of order: the answer is then an extreme of a column, or the first or last row, among
-# the rows in play (the previous answer's, else the table's). English closed classes again.
-SUPERLATIVES = frozenset("most least highest lowest largest smallest biggest greatest fewest longest shortest oldest "
-                         "youngest newest earliest latest best worst maximum minimum max min more less".split())
-ORDER_WORDS = frozenset("first last top bottom final next previous".split())
 _WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True)
 class TurnState:
-    """One turn as the re-ranker reads it: the question, its position (0 = first) and the previous answer's cells
-    as (row, col) of the same table (empty on a first turn, or when the previous answer was empty)."""
+    """One turn as the re-ranker reads it: the question, its position (0 = first), the previous answer's cells as
+    (row, col) of the same table (empty on a first turn, or when the previous answer was empty) and the previous
+    question ("" on a first turn)."""
 
     query: str
     position: int
     previous: frozenset[tuple[int, int]] = frozenset()
+    previous_query: str = ""
 
 
 class _Words:
@@ -75,8 +90,9 @@ class _Words:
 
 
 class TableView:
-    """What the features need of one table, computed once: cell values, header and value words, numeric columns,
-    BM25 over the values and over the rows."""
+    """What the features need of one table, computed once: cell values, header and value words, the cells'
+    quantities (:func:`~retrieval.ctbls.cell_values.magnitude`) and each column's share of them, the cells that
+    repeat their header (a header row inside the table), BM25 over the values and over the rows."""
 
     def __init__(self, table: Table, words: _Words):
         self.table = table
@@ -85,15 +101,20 @@ class TableView:
         values = [table.rows[r][c].text for r, c in self.cells]
         self.named_input = list(zip(self.cells, values))
         self.value_words = [words(v) for v in values]
-        self.header_words = [words(h) for h in table.header] + [set()] * (table.n_cols - len(table.header))
-        numbers = [answer_value(v) for v in values]
-        self.number = np.array([x if isinstance(x, float) else np.nan for x in numbers])
-        self.numeric = np.zeros(table.n_cols)
-        for c in range(table.n_cols):
-            column = [v for (r, cc), v in zip(self.cells, values) if cc == c and v.strip()]
-            self.numeric[c] = np.mean([isinstance(answer_value(v), float) for v in column]) if column else 0.0
+        header = list(table.header) + [""] * (table.n_cols - len(table.header))
+        self.header_words = [words(h) for h in header]
         self.rows = np.array([r for r, _ in self.cells])
         self.cols = np.array([c for _, c in self.cells])
+        self.number = np.array([magnitude(v) for v in values])
+        self.empty = np.array([not v.strip() for v in values])
+        self.numeric = np.zeros(table.n_cols)
+        for c in range(table.n_cols):
+            filled = (self.cols == c) & ~self.empty
+            self.numeric[c] = np.mean(~np.isnan(self.number[filled])) if filled.any() else 0.0
+        text_columns = [c for c in range(table.n_cols) if self.numeric[c] < 0.5]
+        self.first_text_column = text_columns[0] if text_columns else -1
+        self.header_like = np.array([bool(v.strip()) and normalize_cell_text(v) == normalize_cell_text(header[c])
+                                     for v, (_, c) in zip(values, self.cells)])
         rows = [" ".join(cell.text for cell in row) for row in table.rows]
         self._bm25_value = BM25Retriever([v or "-" for v in values], self.cells) if self.cells else None
         self._bm25_row = BM25Retriever([t or "-" for t in rows], list(range(len(rows)))) if rows else None
@@ -143,24 +164,77 @@ def _tracker_columns(ranked: Sequence[tuple[CellId, float]], view: TableView) ->
                      np.array([row_best[r] for r in rows]) - top], axis=1)
 
 
-def _extremes(view: TableView, state: TurnState, query_words: set[str], header_overlap: np.ndarray) -> np.ndarray:
-    """(N, 7): :data:`FEATURES` from "header_best" on (see the module's description)."""
-    n = len(view.cells)
-    in_play = np.isin(view.rows, [r for r, _ in state.previous]) if state.previous else np.ones(n, dtype=bool)
-    out = np.zeros((n, 7))
-    best = header_overlap.max() if n else 0.0
+def _extremes(view: TableView, in_play: np.ndarray, plain: set[str], header_overlap: np.ndarray) -> np.ndarray:
+    """(N, 8): :data:`FEATURES` from "header_best" to "last_row" (see the module's description)."""
+    out = np.zeros((len(view.cells), 8))
+    best = header_overlap.max()
     out[:, 0] = (header_overlap == best) & (best > 0)
-    out[:, 1] = bool(query_words & SUPERLATIVES)
-    out[:, 2] = bool(query_words & ORDER_WORDS)
+    out[:, 1], out[:, 2], out[:, 3] = bool(plain & WANTS_MOST), bool(plain & WANTS_LEAST), bool(plain & ORDER_WORDS)
     for c in np.unique(view.cols):
         here = (view.cols == c) & in_play & ~np.isnan(view.number)
         if here.any():
-            out[:, 3] += here & (view.number == view.number[here].max())
-            out[:, 4] += here & (view.number == view.number[here].min())
+            out[:, 4] += here & (view.number == view.number[here].max())
+            out[:, 5] += here & (view.number == view.number[here].min())
     played = view.rows[in_play]
     if len(played):
-        out[:, 5] = in_play & (view.rows == played.min())
-        out[:, 6] = in_play & (view.rows == played.max())
+        out[:, 6] = in_play & (view.rows == played.min())
+        out[:, 7] = in_play & (view.rows == played.max())
+    return out
+
+
+def _named_column(view: TableView, header_overlap: np.ndarray, numeric: bool, asked: set[str] = frozenset()
+                  ) -> int | None:
+    """The column whose header shares most of the question's words; if ``numeric``, among the numeric columns
+    whose header shares no word in ``asked`` (the column a wh-word heads holds the answer, not the criterion:
+    "which *date* had the highest attendance?")."""
+    best, column = 0.0, None
+    for c in range(view.table.n_cols):
+        here = view.cols == c
+        if not here.any() or header_overlap[here][0] <= best:
+            continue
+        if not numeric or (view.numeric[c] >= 0.5 and not asked & view.header_words[c]):
+            best, column = header_overlap[here][0], c
+    return column
+
+
+def _named_column_rows(view: TableView, in_play: np.ndarray, words: list[str], header_overlap: np.ndarray,
+                       asked: set[str]) -> np.ndarray:
+    """(N, 4): whether the cell's row holds the largest / the smallest quantity (among the rows in play) of the
+    numeric column the question names, whether it meets the question's comparison with a number (in that column,
+    else in any numeric one), and whether its cell in the column the question names (of any kind) is empty."""
+    out = np.zeros((len(view.cells), 4))
+    column = _named_column(view, header_overlap, numeric=True, asked=asked)
+    if column is not None:
+        here = (view.cols == column) & in_play & ~np.isnan(view.number)
+        if here.any():
+            out[:, 0] = np.isin(view.rows, view.rows[here & (view.number == view.number[here].max())])
+            out[:, 1] = np.isin(view.rows, view.rows[here & (view.number == view.number[here].min())])
+    compared = comparison(words)
+    if compared is not None:
+        value, above = compared
+        columns = [column] if column is not None else np.flatnonzero(view.numeric >= 0.5).tolist()
+        here = np.isin(view.cols, columns) & ~np.isnan(view.number)
+        meets = here & ((view.number > value) if above else (view.number < value))
+        out[:, 2] = np.isin(view.rows, view.rows[meets])
+    any_column = _named_column(view, header_overlap, numeric=False)
+    if any_column is not None:
+        out[:, 3] = np.isin(view.rows, view.rows[(view.cols == any_column) & view.empty])
+    return out
+
+
+def _question_columns(view: TableView, state: TurnState, words: list[str], heads: set[str], stem: _Words
+                      ) -> np.ndarray:
+    """(N, 6): :data:`FEATURES` from "negation" on: negation in the question, the cell's header sharing a word the
+    question's wh-word heads (``heads``, stemmed), or a word of the previous question; the column's place (0 first,
+    1 last), whether it is the table's first column of text, whether the cell repeats its header."""
+    out = np.zeros((len(view.cells), 6))
+    out[:, 0] = bool(set(words) & NEGATING)
+    previous = stem(state.previous_query)
+    out[:, 1] = [bool(heads & view.header_words[c]) for c in view.cols]
+    out[:, 2] = [bool(previous & view.header_words[c]) for c in view.cols]
+    out[:, 3] = view.cols / max(view.table.n_cols - 1, 1)
+    out[:, 4] = view.cols == view.first_text_column
+    out[:, 5] = view.header_like
     return out
 
 
@@ -171,7 +245,6 @@ def turn_features(ranked: Sequence[tuple[CellId, float]], view: TableView, state
     n = len(view.cells)
     if not n:
         return [], np.zeros((0, len(FEATURES)))
-    tracker = _tracker_columns(ranked, view)
     bm25_value, bm25_row = view.bm25(state.query)
     question = words(state.query)
     named = set(cells_named(state.query, view.named_input))
@@ -181,19 +254,23 @@ def turn_features(ranked: Sequence[tuple[CellId, float]], view: TableView, state
     prev_rows = {r for r, _ in state.previous}
     prev_cols = {c for _, c in state.previous}
     has_prev = float(bool(state.previous))
-    plain = set(_WORD.findall(state.query.lower()))  # unstemmed: the closed classes are lists of whole words
-    points_back = float(bool(plain & POINTING_BACK))
+    plain = question_words(state.query)  # unstemmed: the closed classes are lists of whole words
+    points_back = float(bool(set(plain) & POINTING_BACK))
     share = len(prev_rows) / max(view.table.n_rows, 1)
     out = np.zeros((n, len(FEATURES)))
-    out[:, :6] = tracker
+    out[:, :6] = _tracker_columns(ranked, view)
     out[:, 6], out[:, 7] = bm25_value, bm25_row
     for i, (r, c) in enumerate(view.cells):
         header, value = view.header_words[c], view.value_words[i]
         is_named = (r, c) in named
         out[i, 8:20] = (len(question & header) / max(len(question), 1), len(question & value) / max(len(value), 1),
-                      float(is_named), float(named_rows.get(r, 0) > is_named),
-                      has_prev, float((r, c) in state.previous), float(r in prev_rows), float(c in prev_cols),
-                      share, points_back, float(min(state.position, 3)), view.numeric[c])
-    out[:, 20:] = _extremes(view, state, plain, out[:, 8])
+                        float(is_named), float(named_rows.get(r, 0) > is_named),
+                        has_prev, float((r, c) in state.previous), float(r in prev_rows), float(c in prev_cols),
+                        share, points_back, float(min(state.position, 3)), view.numeric[c])
+    in_play = np.isin(view.rows, list(prev_rows)) if prev_rows else np.ones(n, dtype=bool)
+    out[:, 20:28] = _extremes(view, in_play, set(plain), out[:, 8])
+    heads = words(" ".join(wh_heads(plain)))
+    out[:, 28:32] = _named_column_rows(view, in_play, plain, out[:, 8], heads)
+    out[:, 32:] = _question_columns(view, state, plain, heads, words)
     uid = view.table.uid
     return [(uid, r, c) for r, c in view.cells], out

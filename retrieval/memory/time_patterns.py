@@ -9,10 +9,8 @@ import re
 from functools import lru_cache
 
 from retrieval.memory.number_words import words_to_digits
+from retrieval.search.english import MONTHS
 
-MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
-          "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
-          "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12}
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 PARTS_OF_DAY = {"morning": (0, 12), "afternoon": (12, 18), "evening": (17, 24), "night": (18, 24), "day": (0, 24)}
 

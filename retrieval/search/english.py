@@ -27,6 +27,12 @@ ENGLISH_STOP_WORDS = frozenset(
 # Words of the list that negate: dropping them flips a fact ("is not in London").
 NEGATIONS = frozenset({"no", "nor", "not"} | {w for w in ENGLISH_STOP_WORDS if w.endswith("n't")})
 
+# Month names and their abbreviations, with their numbers: dates in utterances (retrieval/memory/time_patterns.py),
+# in answer spans (retrieval/ctbls/spans.py) and in table cells (retrieval/ctbls/cell_values.py).
+MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
+          "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
+          "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12}
+
 # Pieces of contractions as NLTK's tokenizer splits them ("don" of "don't", "ll" of "you'll"; "ma", "o" and
 # "y" are on its list too): whitespace splitting never produces them, but a table cell's value may be one.
 CONTRACTION_FRAGMENTS = frozenset(
