@@ -24,6 +24,8 @@ from pathlib import Path
 
 from eval.retrieval import print_results
 from retrieval.config import option, parse_config
+from retrieval.ctbls.state_rerank import StateReranker
+from retrieval.data.jsonio import DataError
 from retrieval.data.paths import DATA_DIR
 
 RUNS = Path("runs/demo")
@@ -113,6 +115,17 @@ def main(argv: list[str] | None = None) -> None:
     list_pictures(RUNS)
 
 
+def _stale_reranker(path: Path) -> bool:
+    """True when ``path`` holds a state re-ranker this code refuses (fitted on another feature list)."""
+    if not path.is_file():
+        return False
+    try:
+        StateReranker.load(path)
+    except DataError:
+        return True
+    return False
+
+
 def sqa_stages(py: str, accelerate: list[str], data: Path, force: bool) -> None:
     """SQA, briefly: train the tracker on 40 steps of its question sequences (with the history in the anchor), fit
     its state re-ranker, rank the validation tables' cells, and answer them with the extractive selector (over the
@@ -122,6 +135,8 @@ def sqa_stages(py: str, accelerate: list[str], data: Path, force: bool) -> None:
           accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker_sqa.yaml", "--output-dir",
                         str(tracker), "--data-dir", str(data), "--max-train-examples", "640", "--val-max-tables",
                         "10"], tracker / "all_results.json", force)
+    # a re-ranker fitted by an earlier version on other features is refused when loaded: fit it, and what reads it, anew
+    force = force or _stale_reranker(tracker / "state_rerank.json")
     stage("fit the tracker's state re-ranker on SQA (briefly: 20 train tables, chosen on 20 dev tables)",
           [py, "-m", "train.state_rerank", "--tracker", str(tracker), "--data-dir", str(data), "--train-tables", "20",
            "--dev-tables", "20"], tracker / "state_rerank.json", force)

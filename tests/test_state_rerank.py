@@ -189,3 +189,15 @@ def test_a_fitted_reranker_lifts_the_previous_rows_over_the_trackers_order():
                             TurnState("which of those?", 1, frozenset({(0, 1)})))
     assert reranked[0][0] == ("t", 0, 2) and len(reranked) == 9
     assert all(0 <= p <= 1 for _, p in reranked)
+
+
+def test_the_demo_refits_a_re_ranker_fitted_on_other_features(tmp_path):
+    from eval.demo import _stale_reranker
+
+    assert not _stale_reranker(tmp_path / "none.json")
+    fitted = StateReranker(RerankSettings("hgb", 5, 2)).fit(*_data()).save(tmp_path / "now.json")
+    assert not _stale_reranker(fitted)
+    old = json.loads(fitted.read_text())
+    old["features"] = old["features"][:27]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert _stale_reranker(tmp_path / "old.json")
