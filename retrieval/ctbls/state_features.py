@@ -40,8 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from retrieval.ctbls.answer_sets import cells_named, normalize_cell_text
-from retrieval.ctbls.cell_values import magnitude
 from retrieval.ctbls.cell_text import CellId
+from retrieval.ctbls.cell_values import magnitude
 from retrieval.ctbls.question_cues import (
     NEGATING,
     ORDER_WORDS,

@@ -89,9 +89,9 @@ def _fit_hgb(x: np.ndarray, y: np.ndarray, s: RerankSettings) -> dict:
     for (predictor,) in model._predictors:
         nodes = predictor.nodes
         leaf = nodes["is_leaf"].astype(bool)
+        left, right = (np.where(leaf, -1, nodes[side].astype(np.int64)).tolist() for side in ("left", "right"))
         trees.append({"feature": nodes["feature_idx"].tolist(), "threshold": nodes["num_threshold"].tolist(),
-                      "left": np.where(leaf, -1, nodes["left"].astype(np.int64)).tolist(),
-                      "right": np.where(leaf, -1, nodes["right"].astype(np.int64)).tolist(), "value": nodes["value"].tolist()})
+                      "left": left, "right": right, "value": nodes["value"].tolist()})
     return {"learning_rate": 1.0, "baseline": float(np.ravel(model._baseline_prediction)[0]), "trees": trees,
             "float32": False}
 
