@@ -259,7 +259,8 @@ def test_demo_commands_parse(monkeypatch, capsys, tmp_path):
 
     ran = []
     monkeypatch.chdir(REPO)  # the demo names configs/*.yaml from the repository root
-    monkeypatch.setattr(demo, "RUNS", tmp_path / "demo")  # not the checkout's runs/demo, which a real demo may have filled
+    # not the checkout's runs/demo, which a real demo may have filled
+    monkeypatch.setattr(demo, "RUNS", tmp_path / "demo")
     monkeypatch.setattr(demo.subprocess, "run", lambda cmd, check: ran.append(cmd))
     with pytest.raises(FileNotFoundError):  # the summary reads outputs the stages did not write
         demo.main(["--force"])
