@@ -8,6 +8,8 @@ Each use declares what it adds or takes away beside itself: the response prompt 
 
 from __future__ import annotations
 
+from retrieval.timex.lexicon import MONTHS as _MONTHS
+
 # NLTK's English stop words (bm25s ships them as ``STOPWORDS_EN_PLUS``), and "could" and "would", which NLTK
 # leaves out (it has "should", "can" and "will") and which every use here added.
 ENGLISH_STOP_WORDS = frozenset(
@@ -27,11 +29,9 @@ ENGLISH_STOP_WORDS = frozenset(
 # Words of the list that negate: dropping them flips a fact ("is not in London").
 NEGATIONS = frozenset({"no", "nor", "not"} | {w for w in ENGLISH_STOP_WORDS if w.endswith("n't")})
 
-# Month names and their abbreviations, with their numbers: dates in utterances (retrieval/memory/time_patterns.py),
-# in answer spans (retrieval/ctbls/spans.py) and in table cells (retrieval/ctbls/cell_values.py).
-MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
-          "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
-          "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12}
+# Month names and their abbreviations, with their numbers: dates in answer spans (retrieval/ctbls/spans.py) and in
+# table cells (retrieval/ctbls/cell_values.py); defined with the rest of time's words (retrieval/timex/lexicon.py).
+MONTHS = _MONTHS
 
 # Pieces of contractions as NLTK's tokenizer splits them ("don" of "don't", "ll" of "you'll"; "ma", "o" and
 # "y" are on its list too): whitespace splitting never produces them, but a table cell's value may be one.

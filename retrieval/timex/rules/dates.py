@@ -1,0 +1,332 @@
+"""Dates and calendar periods named outright: a day of a month with or without its year, in words or in digits in
+the common orders; a month, quarter, half, year, decade, century; the n-th week of a year; weekdays and the
+n-th weekday of a month; holidays and seasons.
+
+Dates in digits are :mod:`.numeric`'s.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from retrieval.timex import calendar as cal
+from retrieval.timex import series as S
+from retrieval.timex.grammar import Grammar, Of, lit, optional, words
+from retrieval.timex.lexicon import DECADE_WORDS, SEASONS
+from retrieval.timex.rules.holidays import HOLIDAY_PATTERN, holiday_time
+from retrieval.timex.rules.numeric import two_digit_year
+from retrieval.timex.rules.parts import (
+    DOM,
+    MONTH_DOT,
+    ORD,
+    WEEKDAY,
+    YEAR4,
+    Bare,
+    bare,
+    date_of,
+    grain_of,
+    intersect,
+    is_recurring,
+    is_time,
+    month_number,
+    month_time,
+    unit_time,
+    weekday_number,
+    weekday_time,
+    year_time,
+)
+from retrieval.timex.values import Absolute, Invalid, Recurring
+
+G = Grammar()
+
+
+# ---- dates in words ------------------------------------------------------------------------------------------------
+@G.rule("month day", lit(rf"({MONTH_DOT})[\s\-]*(?:the\s+)?({DOM}){ORD}?(?![\d:])"))
+def month_day(m):
+    return date_of(None, month_number(m[1]), int(m[2])) or Invalid(reason=f"{m[0]!r} is no date", kind="date")
+
+
+@G.rule("day month", lit(rf"(?:the\s+)?({DOM})(?:{ORD}|\.)?(?:\s+day)?\s*(?:of\s+)?({MONTH_DOT})(?![a-z])"))
+def day_month(m):
+    return date_of(None, month_number(m[2]), int(m[1]))
+
+
+@G.rule("month (of|in) year", lit(rf"({MONTH_DOT})(?:\s*,\s*|\s+of\s+|\s+in\s+|\s+)({YEAR4})(?![\d:])|"
+                                  rf"({MONTH_DOT})(?:\s*,\s*|\s+of\s+|\s+')(\d{{2}})(?![\d:])"))
+def month_of_year(m):
+    if m[3]:
+        return two_digit_year(int(m[4]), month_number(m[3]))
+    return month_time(int(m[2]), month_number(m[1]))
+
+
+@G.rule("year month", lit(rf"({YEAR4})\s*,?\s*({MONTH_DOT})(?![a-z])(?!\s*{DOM}(?![\d]))"))
+def year_then_month(m):
+    return month_time(int(m[1]), month_number(m[2]))
+
+
+@G.rule("date, year", Of(lambda v: is_recurring(v) and v.kind == "date"),
+        lit(rf"(?:,\s*|\s+of\s+|\s+in\s+)?({YEAR4})(?![\d:])|(?:,\s*|\s+of\s+|\s*')(\d{{2}})(?![\d:])"))
+def date_year(t, m):
+    year = m[1] or m[2]
+    if len(year) == 2:
+        try:  # (month, day) of a date's month_of_year & day_of_month
+            key = t.series.a.key[1], t.series.b.key[1]
+        except AttributeError:
+            return None
+        return two_digit_year(int(year), *key)
+    return intersect(t, year_time(int(year)))
+
+
+@G.rule("the year", lit(r"(?:the\s+)?(?:calendar\s+)?year\s+(\d{1,4})(?!\d)"))
+def the_year(m):
+    return year_time(int(m[1]))
+
+
+@G.rule("cy", lit(r"cy\s*(\d{4}|\d{2})(?!\d)"))
+def cy(m):
+    y = int(m[1])
+    return year_time(y) if y > 99 else Recurring(series=S.Yearly(("yy-year", y), lambda yr, y=y: cal.unit(
+        datetime(yr, 1, 1), "year") if yr % 100 == y else None, "year"), period="century", kind="year")
+
+
+@G.rule("year range", lit(rf"({YEAR4})\s*[-~]\s*({YEAR4})(?![\d:/.\-])"))
+def year_range(m):
+    from retrieval.timex.values import Range
+
+    return Range(start=year_time(int(m[1])), end=year_time(int(m[2])), kind="span")
+
+
+@G.rule("bare year", lit(r"=?((?:1\d|2\d)\d{2})(?![\d:/.\-]|\s*(?:am|pm|a\.m|p\.m)\b)"))
+def bare_year(m):
+    return year_time(int(m[1]), latent=True)
+
+
+@G.rule("in year", words("in", "during", "of", "for", "throughout", "since", "fiscal", "calendar", "by"),
+        lit(rf"({YEAR4})(?![\d:/.\-])"))
+def in_year(_, m):
+    return year_time(int(m[1]))
+
+
+@G.rule("bare number", lit(r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?(?![\d:/.]|\s*(?:am|pm|a\.m|p\.m|%))"))
+def bare_number(m):
+    return bare(int(m[1]))
+
+
+# ---- decades and centuries ---------------------------------------------------------------------------------------
+def decade(start: int) -> Absolute:
+    return Absolute(series=S.one((datetime(start, 1, 1), datetime(start + 10, 1, 1)), "decade"), kind="decade")
+
+
+@G.rule("1990s", lit(r"(?:the\s+)?(\d{3})0\s*'?\s*s\b"))
+def decade_digits(m):
+    return decade(int(m[1]) * 10)
+
+
+@G.rule("the 19 seventies", lit(r"(?:the\s+)?(1\d|20)[\s-]*({})".format("|".join(DECADE_WORDS))))
+def decade_words(m):
+    return decade(int(m[1]) * 100 + DECADE_WORDS[m[2]])
+
+
+@G.rule("the 2000 and tens", lit(r"(?:the\s+)?(\d)000(?:\s+and)?\s+({})|(?:the\s+)?(\d)\s+thousands\b".format(
+    "|".join(w for w in DECADE_WORDS if w not in ("noughties", "aughts")))))
+def decade_thousands(m):
+    if m[3]:
+        return decade(int(m[3]) * 1000)
+    return decade(int(m[1]) * 1000 + DECADE_WORDS[m[2]])
+
+
+@G.rule("the 70s", lit(r"(?:the\s+)?'?([1-9])0\s*'?\s*s\b"))
+def decade_two_digits(m):  # "the 70's", "the '40s": placed in the century window, as two-digit years are
+    d = int(m[1]) * 10
+    return Recurring(series=S.Yearly(("decade", d), lambda y, d=d: (datetime(y, 1, 1), datetime(y + 10, 1, 1))
+                                     if y % 100 == d else None, "decade"), period="century", kind="decade")
+
+
+@G.rule("the seventies", lit(r"(?:the\s+)?({})".format("|".join(DECADE_WORDS))))
+def decade_alone(m):
+    n = DECADE_WORDS[m[1]]
+    t = decade(2000 + n if n < 20 and m[1] in ("noughties", "aughts") else 1900 + n if n >= 20 else 2000 + n)
+    return t if m[0].startswith("the") else t.but(latent=True)
+
+
+@G.rule("century", lit(rf"(?:the\s+)?(\d{{1,2}}){ORD}\s+century"))
+def century(m):
+    start = (int(m[1]) - 1) * 100
+    return Absolute(series=S.one((datetime(max(start, 1), 1, 1), datetime(start + 100, 1, 1)), "century"),
+                    kind="century")
+
+
+# ---- quarters, halves, weeks of a year ------------------------------------------------------------------------------
+def quarter(n: int) -> Recurring | None:
+    return Recurring(series=S.quarter_of_year(n), period="year", kind="quarter") if 1 <= n <= 4 else None
+
+
+def half(n: int) -> Recurring | None:
+    return Recurring(series=S.half_of_year(n), period="year", kind="half") if 1 <= n <= 2 else None
+
+
+@G.rule("q3", lit(r"q([1-4])\b"))
+def q(m):
+    return quarter(int(m[1]))
+
+
+@G.rule("2016 q3", lit(rf"({YEAR4})\s*[-]?\s*(?:the\s+)?q([1-4])\b|q([1-4])\s*[-]?\s*({YEAR4})\b"))
+def year_q(m):
+    y, n = (m[1], m[2]) if m[1] else (m[4], m[3])
+    return intersect(quarter(int(n)), year_time(int(y)))
+
+
+@G.rule("h1", lit(rf"(?:({YEAR4})\s*-?\s*)?h([12])\b(?:\s*-?\s*({YEAR4}))?"))
+def h(m):
+    t = half(int(m[2]))
+    y = m[1] or m[3]
+    return intersect(t, year_time(int(y))) if y else t
+
+
+@G.rule("the 3rd quarter", lit(rf"(?:the\s+)?(?:fiscal\s+)?([1-4]){ORD}[\s-]+quarter\b"))
+def nth_quarter(m):
+    return quarter(int(m[1]))
+
+
+@G.rule("the first half", lit(r"(?:the\s+)?(1st|2nd|first|second|latter)\s+half\b(?!\s+(?:an?\s+)?hour)"))
+def nth_half(m):
+    return half(1 if m[1] in ("1st", "first") else 2)
+
+
+@G.rule("week N", lit(r"(?:the\s+)?week\s+(?:#\s*|number\s+)?(\d{1,2})(?!\d)"))
+def week_n(m):
+    n = int(m[1])
+    if not 1 <= n <= 53:
+        return None
+    return Recurring(series=S.NthWithin(n, S.Cycle("week"), S.Cycle("year")), period="year", kind="week")
+
+
+# ---- weekdays ------------------------------------------------------------------------------------------------------
+@G.rule("weekday", lit(rf"({WEEKDAY})s?\.?(?![a-z])"))
+def weekday(m):
+    return weekday_time(weekday_number(m[1]))
+
+
+@G.rule("month", lit(rf"({MONTH_DOT})(?![a-z])"))
+def month_name(m):
+    name = m[1].rstrip(".")
+    t = month_time(None, month_number(name))
+    # "may", "march" (and "jan", "dec"...) are words too: alone, they are months only as a whole phrase
+    return t.but(latent=True) if name in ("may", "march", "mar", "jan", "jun", "sat", "sun", "dec", "oct", "aug")\
+        else t
+
+
+# ---- holidays and seasons ------------------------------------------------------------------------------------------
+@G.rule("holiday", lit(HOLIDAY_PATTERN))
+def holiday(m):
+    return holiday_time(m[0])
+
+
+def season_time(name: str) -> Recurring:
+    first = SEASONS[name]
+
+    def span_of(year: int):
+        start = datetime(year, first, 1)
+        return start, cal.add_months(start, 3)
+
+    return Recurring(series=S.Yearly(("season", first), span_of, "season"), period="year", kind="season",
+                     relative="nearest")
+
+
+@G.rule("season", lit(r"(spring|summer|fall|autumn|winter)(?:time)?\b"))
+def season(m):
+    t = season_time(m[1])
+    return t if m[1] != "fall" else t.but(latent=True)
+
+
+@G.rule("the season", lit(r"the\s+(spring|summer|fall|autumn|winter)\b"))
+def the_season(m):
+    return season_time(m[1])
+
+
+# ---- composition of dates ------------------------------------------------------------------------------------------
+@G.rule("time time", Of(is_time), optional(",", "of", "in", "on", "at", "-", "@", "the", "for"), Of(is_time))
+def time_time(a, _, b):
+    if isinstance(a, Bare) or isinstance(b, Bare):
+        # a number's reading comes from the rules that say which it is ("Friday the 13th", "10 tonight"); beside a
+        # time of the day it is a day of the month ("the 17 from 2pm to 4pm", "8pm on the 15")
+        n, other = (a, b) if isinstance(a, Bare) else (b, a)
+        if isinstance(other, Bare) or cal.rank(grain_of(other)) >= cal.rank("day"):
+            return None
+        day = n.as_day()
+        return None if day is None else intersect(day.but(latent=False), other)
+    if a.latent and b.latent and grain_of(b) != "year":
+        return None
+    t = intersect(a, b)
+    if t is not None and (a.latent or b.latent):
+        t = t.but(latent=False)
+    return t
+
+
+@G.rule("nth of month", lit(rf"(?:the\s+)?({DOM}){ORD}(?:\s+day)?\s+of\b"),
+        Of(lambda v: is_time(v) and not isinstance(v, Bare) and grain_of(v) == "month"))
+def nth_of_month(m, month):
+    return intersect(bare(int(m[1])).as_day(), month.but(latent=False))
+
+
+@G.rule("weekday the n", Of(lambda v: is_recurring(v) and v.kind == "weekday" and not isinstance(v.series,
+                                                                                                 S.NthWithin)),
+        optional(",", "the"), lit(rf"({DOM}){ORD}?(?![\d:/.\-]|\s*(?:am|pm|a\.m|p\.m|days?|weeks?|months?|years?|"
+                                 r"hours?|minutes?|o'?clock)\b)"))
+def weekday_the_n(wd, _, m):
+    return intersect(wd, bare(int(m[1])).as_day())
+
+
+@G.rule("nth weekday", lit(rf"(?:the\s+)?(\d){ORD}\s+({WEEKDAY})\b|(?:the\s+)?(last|final)\s+({WEEKDAY})\s+(?=of|in)"))
+def nth_weekday(m):
+    n = int(m[1]) if m[1] else -1
+    wd = weekday_number(m[2] or m[4])
+    return Recurring(series=S.NthWithin(n, S.weekday(wd), S.Cycle("month")), period="month", kind="weekday")
+
+
+@G.rule("the nth X of Y", lit(rf"(?:the\s+)?(?:(\d{{1,2}}){ORD}|(last|final))\s+(day|week|month|quarter)\s+"
+                               r"(?:(?:of|in)\s+)?"), Of(lambda v: is_time(v) and not isinstance(v, Bare)))
+def nth_unit_of(m, coarse):
+    n = int(m[1]) if m[1] else -1
+    if cal.rank(grain_of(coarse)) <= cal.rank(m[3]):
+        return None
+    coarse = coarse.but(latent=False)
+    fine = S.Cycle(m[3])
+    if isinstance(coarse, Recurring):
+        return Recurring(series=S.NthWithin(n, fine, coarse.series), period=coarse.period, kind=m[3])
+    from retrieval.timex.values import Within
+
+    return Within(fine=fine, coarse=coarse, nth=n, kind=m[3])
+
+
+@G.rule("the nth weekday of Y", Of(lambda v: is_recurring(v) and isinstance(v.series, S.NthWithin)
+                                   and isinstance(v.series.coarse, S.Cycle)),
+        words("of", "in"), Of(lambda v: is_time(v) and not isinstance(v, Bare)))
+def nth_weekday_of(t, _, coarse):
+    sr = t.series
+    coarse = coarse.but(latent=False)
+    if cal.rank(grain_of(coarse)) <= cal.rank(sr.fine.grain):
+        return None
+    if isinstance(coarse, Recurring):
+        return Recurring(series=S.NthWithin(sr.n, sr.fine, coarse.series), period=coarse.period, kind=t.kind)
+    from retrieval.timex.values import Within
+
+    return Within(fine=sr.fine, coarse=coarse, nth=sr.n, kind=t.kind)
+
+
+@G.rule("the first 2 weeks of Y", lit(r"(?:the\s+)?(first|1st|last)\s+(\d{1,2})\s+(days|weeks|months|quarters)\s+of\b"),
+        Of(lambda v: is_time(v) and not isinstance(v, Bare)))
+def first_n_units_of(m, coarse):
+    from retrieval.timex.values import Range, Within
+
+    n, unit = int(m[2]), m[3].rstrip("s")
+    fine = S.Cycle(unit)
+    coarse = coarse.but(latent=False)
+    if m[1] in ("first", "1st"):
+        return Range(start=Within(fine=fine, coarse=coarse, nth=1, kind=unit),
+                     end=Within(fine=fine, coarse=coarse, nth=n, kind=unit), kind="span")
+    return Range(start=Within(fine=fine, coarse=coarse, nth=-n, kind=unit),
+                 end=Within(fine=fine, coarse=coarse, nth=-1, kind=unit), kind="span")
+
+
+__all__ = ["G", "unit_time", "weekday_time"]

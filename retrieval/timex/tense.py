@@ -1,0 +1,102 @@
+"""Which way a sentence leans in time around a phrase, read from its words: the past ("we met on Friday", "said
+Friday"), the future ("the dentist is on the 14th", "I'll go back Friday", "agreed to buy it in January"), or
+neither.
+
+A time phrase without its year or week ("Friday", "December", "the 14th") is read on the side the sentence leans to
+(:mod:`retrieval.timex.resolve`). Each cue in the phrase's clause scores its strength divided by one plus its
+distance in words (halved after the phrase: a verb mostly comes before its time); the best cue decides, and cues too
+weak or too far leave no lean (the nearer of the last and the next one is then read). Strengths, strongest first:
+
+- a modal or auxiliary: "will", "'ll", "shall", "going to", "would" (future); "was", "were", "did", "had" (past);
+- an infinitive ("to expire", "to acquire") or a plan ("plan to", "expect", "scheduled", "looking forward"): future;
+- an irregular past form ("said", "went", "told"): past;
+- a present tense that states a plan with a time after it ("the wedding is on the 2nd", "I start on Monday"):
+  future;
+- a word in "-ed" (past), weakest: it is as often an adjective ("preferred shares") or a participle after a form of
+  "be" ("will be named", "to be completed"), and then it is no cue at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+STRENGTH = {"modal": 3.0, "auxiliary": 3.0, "plan": 2.0, "infinitive": 2.0, "irregular": 2.0, "present": 1.5,
+            "ed": 1.0}
+MIN_SCORE = 0.25  # below this, no lean: a weak cue far from the phrase says little about it
+
+MODAL_FUTURE = re.compile(r"\b(?:will|'ll|shall|gonna|going\s+to|would|wo\s*n't|won't)\b")
+AUX_PAST = re.compile(r"\b(?:was|were|did|had|didn't|wasn't|weren't|hadn't)\b")
+PLAN = re.compile(r"\b(?:plan(?:s|ning)?\s+to|planned\s+for|intend(?:s|ed)?\s+to|scheduled|due|upcoming|expects?|"
+                  r"expected\s+to|hope\s+to|looking\s+forward|can't\s+wait|remind\s+me|let's|about\s+to|"
+                  r"tomorrow|next)\b")
+_TIME_WORDS = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|today|tomorrow|now|"
+               r"date|this|next|last|the|a|an|his|her|their|its|our|my|your|be|\d)")
+INFINITIVE = re.compile(rf"\bto\s+(?!{_TIME_WORDS})[a-z]+\b")
+PRESENT = re.compile(r"\b(?:is|are|am|'s|'re|'m|have|has|starts?|begins?|leaves?|arrives?|opens?|closes?|ends?|"
+                     r"meets?|flies|fly)\b(?:\s+\w+ing)?")
+IRREGULAR_PAST = frozenset("""said told went came saw took got made gave found thought left met began ran wrote bought
+brought sold fell felt kept lost paid sent spent won knew grew threw drew flew drove rode spoke broke chose froze stole
+woke wore tore swore heard held stood understood built lent meant sat shut led fled slept swept wept crept dealt taught
+caught fought sought became forgave forgot ate drank sang rang swam sank shrank spun hung struck stuck dug""".split())
+BE = frozenset("be is are am was were been being 's 're 'm".split())
+CLAUSE = re.compile(r"[;:!?]|,\s+(?:but|and|so|while|when|because|although|which|who)\b|\.\s")
+WORD = re.compile(r"[a-z']+")
+
+
+def clause(sentence: str, span: tuple[int, int]) -> tuple[int, int]:
+    """The bounds of the clause of ``sentence`` that holds ``span``."""
+    start, end = 0, len(sentence)
+    for m in CLAUSE.finditer(sentence):
+        if m.end() <= span[0]:
+            start = m.end()
+        elif m.start() >= span[1]:
+            end = m.start()
+            break
+    return start, end
+
+
+def cues(text: str, lo: int, hi: int, span: tuple[int, int]) -> list[tuple[int, int, str, str, str]]:
+    """(start, end, lean, kind, words) of every tense cue in ``text[lo:hi]`` outside ``span``."""
+    out = []
+
+    def add(m: re.Match, lean: str, kind: str) -> None:
+        if not (span[0] <= m.start() < span[1]) and m.start() >= lo and m.end() <= hi:
+            out.append((m.start(), m.end(), lean, kind, m.group(0)))
+
+    for m in MODAL_FUTURE.finditer(text):
+        add(m, "future", "modal")
+    for m in AUX_PAST.finditer(text):
+        add(m, "past", "auxiliary")
+    for m in PLAN.finditer(text):
+        add(m, "future", "plan")
+    for m in INFINITIVE.finditer(text, lo, span[0]):  # one after the phrase is a purpose, not its tense
+        add(m, "future", "infinitive")
+    for m in PRESENT.finditer(text, lo, span[0]):
+        if not re.search(r"[,.]", text[m.end():span[0]]):
+            add(m, "future", "present")
+    words = list(WORD.finditer(text))
+    for i, m in enumerate(words):
+        w = m.group(0)
+        if w in IRREGULAR_PAST:
+            add(m, "past", "irregular")
+        elif w.endswith("ed") and len(w) > 4 and not (i and words[i - 1].group(0) in BE):
+            add(m, "past", "ed")
+    return out
+
+
+def lean_of(sentence: str, span: tuple[int, int] | None = None) -> tuple[str | None, str]:
+    """("past" | "future" | None, the cue that decided) for the phrase at ``span`` of ``sentence`` (lower case);
+    without a span, for the end of the sentence."""
+    text = sentence.lower()
+    span = span or (len(text), len(text))
+    lo, hi = clause(text, span)
+    best: tuple[float, str, str] | None = None
+    for a, b, lean, kind, words in cues(text, lo, hi, span):
+        between = text[b:span[0]] if b <= span[0] else text[span[1]:a]
+        distance = len(WORD.findall(between))
+        score = STRENGTH[kind] / (1 + distance) / (2 if a >= span[1] else 1)  # a verb mostly comes before its time
+        if best is None or score > best[0]:
+            best = (score, lean, f"{words!r} ({kind})")
+    if best is None or best[0] < MIN_SCORE:
+        return None, "no tense cue near the phrase"
+    return best[1], best[2]
