@@ -17,8 +17,7 @@ from retrieval.memory.conversation_table import ConversationTable, utterance_fra
 from retrieval.memory.planner import RulePlanner
 from retrieval.memory.table_ops import execute, validate_ops
 from retrieval.memory.temporal_memory import TemporalMemory
-from retrieval.memory.time_calendar import OPEN_START
-from retrieval.memory.time_resolver import TimeResolver
+from retrieval.memory.time_resolver import OPEN_START, TimeResolver
 
 
 def first_k(query, k, ids, prefer=(), margin=None):

@@ -1,37 +1,49 @@
 """When what an utterance talks about happened: its own time expressions resolved against its timestamp.
 
 "I went to a LGBTQ support group yesterday", said on 8 May 2023, happened on 7 May 2023. Every utterance of a
-conversation table gets an event-time interval at ingest (:func:`event_columns`), with the time resolver the
-questions use (:class:`~retrieval.memory.time_resolver.TimeResolver`), its rules preceded by the utterance-side
-ones of :mod:`retrieval.memory.time_rules_events`, "now" being the utterance's own timestamp.
+conversation table gets an event-time interval at ingest (:func:`event_columns`), read by the time grammar
+(:mod:`retrieval.timex`) with the memory's utterance conventions (:data:`retrieval.timex.UTTERANCE`), "now" being
+the utterance's own timestamp and the lean its own tense: a plan ("the dentist is on the 14th", "we're moving next
+March") reads forward, a story ("the race was on the 5th") back.
 
 - An utterance with no time expression has **no** event time (not its timestamp): answers fall back to the
   timestamp themselves, and say so.
-- An expression no rule resolves leaves the text and no event time; the phrase is kept in ``event_note``
-  ("unresolved: ...") and counted (:func:`event_counts`). Vague phrases ("recently", "a while ago") get no
-  interval either (noted "vague"); "a few years ago" gets a fuzzy span, never a precise date.
+- An expression that cannot be placed leaves the text and no event time; the phrase is kept in ``event_note``
+  ("unresolved: ...") and counted (:func:`event_counts`), as is a time word the grammar does not read at all.
+  Vague phrases ("recently", "a while ago", "in the next few weeks") get no interval either (noted "vague"); "a few
+  years ago" gets a fuzzy span, never a precise date ("a few": 2 to 5 units, "a couple": 2 to 3).
+- A length ("for 4 years", "7 years now", "since 2016", "for the past few months") dates the start of what it
+  measures in the length's unit (4 years back: that year) and keeps the length (``duration``).
 - When an utterance holds several expressions, the first that resolves to an interval is its event time, except
   that a phrase naming the day it was said ("today", "this morning") gives way to any other, and a length ("for 2
   days") to any other but such a day ("we stayed for 2 days last week": last week, lasting 2 days).
-- Granularity: the rule's own (day, week, weekend, month, season, year, fuzzy), else read from the interval's
-  shape (one day, seven days, a calendar month or year; any other length is a ``span``).
+- A time of the day dates the day ("yesterday morning": yesterday). Granularity: day, week, weekend, month,
+  season, year, fuzzy, or ``span`` for any other stretch.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import pandas as pd
 
-from retrieval.memory.time_resolver import TimeExpression, TimeResolver
-from retrieval.memory.time_rules import RULES
-from retrieval.memory.time_rules_events import EVENT_RULES
+from retrieval.memory.time_resolver import CUES, NARRATIVE_DAYS, VAGUE_CUES
+from retrieval.timex import UTTERANCE, Context, Mention, read
+from retrieval.timex import calendar as cal
+from retrieval.timex import values as V
 
 EVENT_COLUMNS = ("event_start", "event_end", "event_granularity", "event_phrase", "event_duration", "event_note")
-SAME_DAY_KINDS = ("day", "today", "earlier_today")  # phrases that name the day the utterance was said
+SAME_DAY_KINDS = ("day", "today", "earlier_today", "now")  # phrases that name the day the utterance was said
 LENGTH_KINDS = ("duration", "fuzzy_length")  # "for 2 days", "for the past few months": a length, a start only by it
+GRAINS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", "season": "season", "year": "year",
+          "hour": "day", "minute": "day", "second": "day", "part_of_day": "day"}
+# A length's words around a duration: "for 4 years", "4 years now", "been vegan for a couple of years"
+_FOR = re.compile(r"\bfor\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+|the\s+(?:last|past)\s+)?$")
+_NOW = re.compile(r"^\s*(?:now|already|and\s+counting|so\s+far)\b")
+_GAP = re.compile(r"\b(?:in|been|for)\s+$")  # "we haven't spoken in a few weeks": a gap, no anchor
 
 
 @dataclass(frozen=True)
@@ -64,31 +76,8 @@ class EventReading:
         return "; ".join(parts) or None
 
 
-def granularity_of(expr: TimeExpression, start: datetime, end: datetime) -> str:
-    """The rule's granularity, else the interval's shape: day, week (7 days), month, year, or span."""
-    if getattr(expr, "granularity", None):
-        return expr.granularity
-    days = (end.date() - start.date()).days
-    if days == 1:
-        return "day"
-    if days == 7:
-        return "week"
-    if start.day == 1 and end.day == 1 and start.time() == end.time():
-        months = (end.year - start.year) * 12 + end.month - start.month
-        if months == 1:
-            return "month"
-        if months == 12 and start.month == 1:
-            return "year"
-    return "span"
-
-
-def event_rules() -> list:
-    """The utterance-side rules, then the question rules (read now: either list may have grown since import)."""
-    return EVENT_RULES + RULES
-
-
-# Texts in which no rule and no time word matches: whether a pattern matches does not depend on the day the text
-# was said, so such a text (most utterances; every repeat of one in a long log) is not resolved again. Bounded.
+# Texts in which nothing was read: whether the grammar reads anything does not depend on the day the text was
+# said, so such a text (most utterances; every repeat of one in a long log) is not read again. Bounded.
 _TIMELESS: dict[str, None] = {}
 TIMELESS_MAX = 200_000
 
@@ -99,26 +88,139 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
         raise ValueError("an utterance's timestamp must be time-zone aware to resolve its time expressions")
     if text in _TIMELESS:
         return EventReading(None)
-    expressions = TimeResolver(said_at, rules=event_rules()).resolve(text)
-    if not expressions and len(_TIMELESS) < TIMELESS_MAX:
+    reading = read(text, Context(said_at, conventions=UTTERANCE))
+    norm = reading.normalised
+    result, timed = EventReading(None), []
+    taken = [False] * len(norm)
+    for m in reading.mentions:
+        taken[m.span[0]:m.span[1]] = [True] * (m.span[1] - m.span[0])
+        found = _event(m, norm, said_at)
+        if isinstance(found, EventTime):
+            timed.append(found)
+        elif found == "vague":
+            result.vague.append(m.text)
+        elif found:
+            result.unresolved.append(found)
+    for m in CUES.finditer(norm):
+        if not any(taken[m.start():m.end()]) and m.group(0) not in VAGUE_CUES:
+            result.unresolved.append(f"{m.group(0)!r} (no rule resolves the time word {m.group(0)!r})")
+    if not reading.mentions and not result.unresolved and len(_TIMELESS) < TIMELESS_MAX:
         _TIMELESS[text] = None
-    reading = EventReading(None)
-    timed: list[TimeExpression] = []
-    for e in expressions:
-        if e.unresolved:
-            reading.unresolved.append(f"{e.text!r} ({e.unresolved})")
-        elif e.kind == "vague":
-            reading.vague.append(e.text)
-        elif e.intervals:
-            timed.append(e)
     if timed:
         best = next((e for e in timed if e.kind not in SAME_DAY_KINDS + LENGTH_KINDS),
                     next((e for e in timed if e.kind not in SAME_DAY_KINDS), timed[0]))
-        length = next((e.duration for e in [best] + timed if getattr(e, "duration", None)), None)
-        start, end = best.intervals[0][0], best.intervals[-1][1]
-        reading.time = EventTime(start, end, granularity_of(best, start, end), best.text, best.kind, length,
-                                 best.note)
-    return reading
+        length = next((e.duration for e in [best] + timed if e.duration), None)
+        result.time = EventTime(best.start, best.end, best.granularity, best.phrase, best.kind, length, best.note)
+    return result
+
+
+def _units_back(said: datetime, unit: str, n: int) -> tuple[datetime, datetime]:
+    """The ``unit`` ``n`` units before the day ``said`` (a week: the 7 days ``[D-7n, D-7n+7)``)."""
+    day = cal.floor(said.replace(tzinfo=None), "day")
+    if unit == "day":
+        start = day - timedelta(days=n)
+        return start, start + timedelta(days=1)
+    if unit == "week":
+        start = day - timedelta(days=7 * n)
+        return start, start + timedelta(days=7)
+    return cal.unit(day, unit, -n)
+
+
+def _aware(span: tuple[datetime, datetime], said: datetime) -> tuple[datetime, datetime]:
+    return span[0].replace(tzinfo=said.tzinfo), span[1].replace(tzinfo=said.tzinfo)
+
+
+def _event(m: Mention, norm: str, said: datetime) -> EventTime | str | None:
+    """A mention as an event time; "vague"; the reason it has none; or None (nothing to say)."""
+    v, before, after = m.value, norm[:m.span[0]], norm[m.span[1]:]
+    if isinstance(v, V.Vague):
+        return "vague"
+    if isinstance(v, V.Duration):
+        return _length(m, v, before, after, said)
+    if isinstance(v, (V.SessionRef,)):
+        return None
+    if isinstance(v, V.Anaphor) or NARRATIVE_DAYS.match(m.text):
+        return f"{m.text!r} (refers to a time named before it)"
+    duration = getattr(v, "duration", None)
+    if isinstance(duration, V.Duration) and duration.fuzzy:
+        return _fuzzy(m, v, duration, said)
+    if m.interval is None:
+        return m.unresolved or f"{m.text!r} (could not be placed)"
+    start, end = m.interval
+    grain = _granularity(v, m)
+    kind = _event_kind(v)
+    if grain == "day" and end - start < timedelta(days=1):  # a time of the day dates the day
+        start = start.replace(hour=0, minute=0, second=0, microsecond=0)
+        end = start + timedelta(days=1)
+    if isinstance(v, V.Bound) and v.prep == "since" and grain == "span":
+        base = _granularity(v.base, m)
+        years = said.year - start.year
+        if base == "year":
+            return EventTime(start, start.replace(year=start.year + 1), "year", m.text, "duration",
+                             (years, years, "year"))
+    return EventTime(start, end, grain, m.text, kind)
+
+
+def _granularity(v: V.Time, m: Mention) -> str:
+    if isinstance(v, V.Part) and v.part in ("earlier", "later", "rest"):
+        return GRAINS.get(_inner_grain(v.base), "span")
+    return GRAINS.get(m.grain or "", "span")
+
+
+def _inner_grain(v: V.Time) -> str:
+    from retrieval.timex.rules.parts import grain_of
+
+    return grain_of(v)
+
+
+def _event_kind(v: V.Time) -> str:
+    if isinstance(v, V.Relative) and v.grain == "day" and v.offset == 0:
+        return "day"
+    if isinstance(v, V.Part) and v.part == "earlier" and isinstance(v.base, V.Relative) and v.base.grain == "day":
+        return "earlier_today"
+    if isinstance(v, V.Within) and isinstance(v.coarse, V.Relative) and v.coarse.grain == "day" and \
+            v.coarse.offset == 0:
+        return "today"
+    return v.kind
+
+
+def _length(m: Mention, d: V.Duration, before: str, after: str, said: datetime) -> EventTime | str | None:
+    """"for 4 years", "7 years now": the start, that many units back, and the length; a gap without an anchor
+    ("in a few weeks", "been a couple of days") is vague; any other bare length says nothing of when."""
+    unit, n = d.parts[0]
+    if len(d.parts) != 1 or unit not in ("day", "week", "month", "year"):
+        return None
+    low, high = d.fuzzy or (int(n), int(n))
+    if _FOR.search(before) or _NOW.match(after):
+        if d.fuzzy:
+            first = _units_back(said, unit, high)[0]
+            last = cal.floor(said.replace(tzinfo=None), "day")
+            return EventTime(*_aware((first, last), said), "fuzzy", m.text, "fuzzy_length", (low, high, unit),
+                             note=f"{m.text!r}: a length of {low} to {high} {unit}s up to the day it was said")
+        span = _aware(_units_back(said, unit, int(n)), said)
+        return EventTime(*span, unit, m.text, "duration", (int(n), int(n), unit))
+    if d.fuzzy and _GAP.search(before):
+        return "vague"
+    return None
+
+
+def _fuzzy(m: Mention, v: V.Time, d: V.Duration, said: datetime) -> EventTime | str:
+    """"a few years ago": 2 to 5 years before the day it was said, granularity fuzzy; ahead ("in the next few
+    weeks") it is a plan, vague."""
+    unit = d.parts[0][0]
+    low, high = d.fuzzy
+    sign = getattr(v, "sign", -1)
+    if sign > 0 or unit not in ("day", "week", "month", "year"):
+        return "vague"
+    if isinstance(v, V.Window):  # "over the last few months": a length up to the day
+        first = _units_back(said, unit, high)[0]
+        return EventTime(*_aware((first, cal.floor(said.replace(tzinfo=None), "day")), said), "fuzzy", m.text,
+                         "fuzzy_length", (low, high, unit),
+                         note=f"{m.text!r}: a length of {low} to {high} {unit}s up to the day it was said")
+    first, _ = _units_back(said, unit, high)
+    _, last = _units_back(said, unit, low)
+    return EventTime(*_aware((first, last), said), "fuzzy", m.text, "fuzzy", (low, high, unit),
+                     note=f"{m.text!r}: {low} to {high} {unit}s before the day it was said, not a precise date")
 
 
 def event_columns(texts: Sequence[str], timestamps: Sequence[datetime]) -> dict[str, list]:

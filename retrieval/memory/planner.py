@@ -17,8 +17,7 @@ from datetime import datetime
 
 from retrieval.memory.question_parts import HOW_MANY, read_question
 from retrieval.memory.table_ops import CMPS, Plan, validate_ops
-from retrieval.memory.time_patterns import VAGUE_CUES
-from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
+from retrieval.memory.time_resolver import VAGUE_CUES, TimeExpression, TimeResolver, normalise
 
 logger = logging.getLogger(__name__)
 

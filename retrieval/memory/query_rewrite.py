@@ -16,8 +16,8 @@ from datetime import datetime
 
 from retrieval.data.types import ContextTurn
 from retrieval.memory.question_parts import question_sentence
-from retrieval.memory.time_patterns import PARTS_OF_DAY
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
+from retrieval.timex.lexicon import PARTS_OF_DAY
 
 logger = logging.getLogger(__name__)
 

@@ -1,96 +1,293 @@
-"""Time expressions in a question, resolved against an explicit "now" into intervals and session references.
+"""The time expressions of a question, read by the time grammar (:mod:`retrieval.timex`) against an explicit "now",
+as the memory plans with them: calendar intervals, session references, soft hours and the readings to fall back on.
 
-Absolute dates ("May 8th", "February 21, 2023", "2023-05-08") go to dateparser. The relative language
-that dateparser misses or reads as points ("last Tuesday", "over the past 3 days", "5 months ago",
-"20 sessions ago", "earlier this morning", "in May") goes through a small deterministic rule layer
-(:mod:`retrieval.memory.time_rules`, over the vocabulary of :mod:`retrieval.memory.time_patterns`).
-Every calendar reference becomes a half-open interval ``[start, end)`` of whole days or months in
-``now``'s time zone; session references become positions (1-based, negative from the end) or session
-ids. Phrases that look temporal but match no rule are returned as unresolved, never guessed.
+A question about a conversation looks back over what was said: it is read leaning to the past, with the memory's
+conventions (:data:`retrieval.timex.QUESTION`: "last Friday" the latest Friday before today, "over the last 3 days"
+today and the 3 days before it, "5 months ago" that calendar month, parts of the day wide). What the memory adds to
+the grammar's reading (:func:`expressions`):
 
-Conventions (chosen from how people use the phrases, and stated so a plan can be read):
-- a date or month without a year is the latest one not after now;
-- "last Friday" / "on Friday" is the latest Friday before today, or, when we did not talk that day,
-  the latest Friday before today that we did talk;
-- "over the last N days" is today and the N days before it; "the last/past week" is the last 7 days;
-- "N days/months/years ago" is that calendar day/month/year; "last month" the previous calendar month;
-  when no conversation fell on that calendar day, "N days ago" reads as elapsed time instead: between
-  N and N + 1 whole days before now (someone who talked late on the 13th may call it "38 days ago" on
-  the 22nd of the next month at 11:00);
-- "N sessions ago" counts back from now: 1 session ago is the latest session;
-- "earlier today/this morning" is today before the latest session (the one the user just had),
-  and morning/afternoon/evening are soft hour ranges (dropped if they would leave nothing).
+- a single named day carries the days either side of it (``nearby_intervals``), a reading tried when the day holds
+  no rows (a day misremembered by one); "N days ago" also carries N x 24 hours back from now
+  (``alternative_intervals``: someone who talked late on the 13th may call it "38 days ago" on the 22nd of the next
+  month at 11:00);
+- a weekday carries its name ("last Friday", else our last Friday: the plan's fallback);
+- a part of the day is its day with soft hours ("this morning", "the evening of June 2": rows outside them are kept
+  when none is inside); "earlier today / this morning" is today before the latest session;
+- session and message references become positions, ids and shifts relative to an anchor expression;
+- what cannot be placed stays, with the reason, never guessed: a phrase the grammar cannot place ("February 30"), a
+  vague one ("a few weeks back", "recently"), a time after now, a reference back to an earlier turn ("then", "that
+  week"), and any time word the grammar did not read at all.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
 
-from retrieval.memory import time_compose, time_holidays  # noqa: F401  (they register their rules)
-from retrieval.memory.time_anchors import COMBINATORS
-from retrieval.memory.time_calendar import Calendar
-from retrieval.memory.time_patterns import CUES, normalise
-from retrieval.memory.time_rules import RULES, TimeExpression
+from retrieval.timex import QUESTION, Context, Conventions, Mention, normalise, read
+from retrieval.timex import values as V
+from retrieval.timex.lexicon import MONTHS, WEEKDAYS
+from retrieval.timex.rules.parts import part_name
 
-__all__ = ["TimeExpression", "TimeResolver", "normalise"]
+__all__ = ["OPEN_START", "TimeExpression", "TimeResolver", "expressions", "normalise"]
+
+# The start of an open range ("before May 8"): in UTC, as a zone's offset that long ago is its local mean time
+# (Paris: +00:09:21), whose ISO 8601 text (seconds in the offset) pandas cannot read.
+OPEN_START = datetime(1900, 1, 1, tzinfo=timezone.utc)
+
+# Words that say a phrase is about time: one that no rule reads is reported, not dropped. A bare unit noun ("how
+# many sessions", "what day") is a time reference only after a quantity ("a few weeks", "those days").
+_CUE_MONTHS = "|".join(m for m in MONTHS if len(m) > 3 and m not in ("may", "march"))
+CUES = re.compile(r"\b(?:\d+\s+\w+\s+ago|ago|yesterday|tomorrow|tonight|weekends?|mornings?|afternoons?|"
+                  r"evenings?|(?:(?:a\s+)?(?:few|couple(?:\s+of)?|several|some|those|these|\d+)\s+(?:\w+\s+)?)"
+                  r"(?:weeks?|months?|years?|days?|sessions?)|recently|lately|earlier|next|"
+                  rf"{'|'.join(WEEKDAYS)}|{_CUE_MONTHS})\b")
+# Cue words that name no period of their own ("what had she recently taken up"): beside a time the question does
+# read, they belong to what it asks about, not to when.
+VAGUE_CUES = frozenset({"recently", "lately", "earlier", "next", "ago"})
+# Phrases whose day is another event's ("we left the next day"): references back, not days after now.
+NARRATIVE_DAYS = re.compile(r"^the\s+(?:next|following)\s+(?:day|week|weekend|month)$|"
+                            r"^the\s+(?:day|weekend|month|year)\s+(?:after|before)$|^the\s+week\s+after$")
+
+
+@dataclass
+class TimeExpression:
+    """One resolved (or unresolvable) time expression of a question.
+
+    ``intervals``: [start, end) pairs, tz-aware; ``session_positions``: (first, last), 1-based, negative from
+    the end, inclusive; ``note``: how the phrase was read when that is not its plain reading; ``session_ids``:
+    (first, last) values of the session column, inclusive; ``response_ids``: the same for the response index
+    ("in response number 26"); ``hours``: a soft [lo, hi) hour range (a part of the day); ``before_latest_session``:
+    drop the latest session (soft); ``alternative_intervals``: a second reading, used when ``intervals`` select no
+    rows; ``nearby_intervals``: for one named day, the days either side of it, the last reading; ``anchor`` and
+    ``session_shift``: the sessions at positions (first, last) relative to the anchor's sessions; ``anaphor``: what
+    an unresolved "then" / "that week" / "the session after that" refers back to; ``choices``: the readings the
+    grammar chose, with their reasons; ``value``: the grammar's value (what a reference back carries).
+    """
+
+    text: str
+    span: tuple[int, int]
+    kind: str
+    intervals: list[tuple[datetime, datetime]] | None = None
+    session_positions: tuple[int, int] | None = None
+    session_ids: tuple[int, int] | None = None
+    response_ids: tuple[int, int] | None = None
+    hours: tuple[int, int] | None = None
+    before_latest_session: bool = False
+    alternative_intervals: list[tuple[datetime, datetime]] | None = None
+    nearby_intervals: list[tuple[datetime, datetime]] | None = None
+    weekday: str | None = None
+    unresolved: str | None = None
+    note: str | None = None
+    anchor: TimeExpression | None = None
+    session_shift: tuple[int, int] | None = None
+    anaphor: str | None = None
+    grain: str | None = None
+    choices: tuple[str, ...] = ()
+    value: object = None
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items()
+             if v not in (None, False, ()) and k not in ("anchor", "value", "span")}
+        for key in ("intervals", "alternative_intervals", "nearby_intervals"):
+            if d.get(key):
+                d[key] = [[a.isoformat(), b.isoformat()] for a, b in d[key]]
+        if self.choices:
+            d["choices"] = list(self.choices)
+        if self.anchor is not None:
+            d["anchor"] = self.anchor.to_dict()
+        return d
 
 
 class TimeResolver:
-    """Finds and resolves the time expressions of a text against ``now`` (tz-aware): first the combinators of
-    :mod:`retrieval.memory.time_anchors` (an expression relative to an anchor expression), then the rules
-    (:mod:`retrieval.memory.time_rules` and the modules that register with it), tried in order."""
+    """Reads the time expressions of a question against ``now`` (tz-aware), leaning to the past, with the memory's
+    conventions (or ``conventions``)."""
 
-    def __init__(self, now: datetime, rules: list | None = None):
+    def __init__(self, now: datetime, conventions: Conventions = QUESTION):
         if now.tzinfo is None:
             raise ValueError("now must be time-zone aware; localise it with the log's time zone")
-        self.now = now
-        self.calendar = Calendar(now)
-        self.rules = RULES if rules is None else rules  # an utterance's event time: retrieval.memory.event_time
+        self.now, self.conventions = now, conventions
 
-    def _rules(self, norm: str, taken: list[bool]) -> list[TimeExpression]:
-        found: list[TimeExpression] = []
-        for pattern, handler in self.rules:
-            for m in pattern.finditer(norm):
-                s, e = m.span()
-                if any(taken[s:e]) or s == e:
-                    continue
-                expr = handler(self.calendar, m)
-                if expr is None:
-                    continue
-                expr.text, expr.span = norm[s:e].strip(), (s, e)
-                found.append(expr)
-                taken[s:e] = [True] * (e - s)
-        return found
-
-    def _anchored(self, norm: str, taken: list[bool]) -> list[TimeExpression]:
-        """Combinator readings: a prefix, and the expression the rules read right after it as its anchor."""
-        found = []
-        for pattern, combine in COMBINATORS:
-            for m in pattern.finditer(norm):
-                if any(taken[m.start():m.end()]):
-                    continue
-                rest = norm[m.end():]
-                at_start = [x for x in self._rules(rest, [False] * len(rest)) if x.span[0] == 0]
-                anchor = max(at_start, key=lambda x: x.span[1], default=None)
-                if anchor is None or anchor.unresolved:
-                    continue
-                expr = combine(self.calendar, m, anchor)
-                if expr is None:
-                    continue
-                s, e = m.start(), m.end() + anchor.span[1]
-                expr.text, expr.span = norm[s:e].strip(), (s, e)
-                found.append(expr)
-                taken[s:e] = [True] * (e - s)
-        return found
+    def context(self) -> Context:
+        return Context(self.now, lean="past", conventions=self.conventions)
 
     def resolve(self, text: str) -> list[TimeExpression]:
         """Every time expression in ``text``, in order; unresolvable temporal phrases have ``unresolved`` set."""
-        norm = normalise(text)
-        taken = [False] * len(norm)
-        found = self._anchored(norm, taken)
-        found += self._rules(norm, taken)
-        for m in CUES.finditer(norm):
-            if not any(taken[m.start():m.end()]):
-                found.append(TimeExpression(m.group(0), m.span(), "unresolved",
-                                            unresolved=f"no rule resolves the time word {m.group(0)!r}"))
-        return sorted(found, key=lambda x: x.span)
+        return expressions(text, self.context())
+
+
+_PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout)\s+$")
+
+
+def expressions(text: str, context: Context) -> list[TimeExpression]:
+    """The memory's reading of the time expressions of ``text`` (see the module's docstring); a time's text takes
+    the preposition before it ("on october 13th"), as the rewrite that carries it needs."""
+    reading = read(text, context)
+    norm = reading.normalised
+    found = [to_expression(m, context) for m in reading.mentions]
+    found = [e for e in found if e is not None]
+    for e in found:
+        prep = _PREPOSITION.search(norm, 0, e.span[0])
+        if e.intervals and prep is not None and not re.match(r"(?:on|in|during|over|at|from|between|since)\b", e.text):
+            e.span = (prep.start(), e.span[1])
+            e.text = norm[e.span[0]:e.span[1]]
+    taken = [False] * len(norm)
+    for e in found:
+        taken[e.span[0]:e.span[1]] = [True] * (e.span[1] - e.span[0])
+    for m in CUES.finditer(norm):
+        if not any(taken[m.start():m.end()]):
+            found.append(TimeExpression(m.group(0), m.span(), "unresolved",
+                                        unresolved=f"no rule resolves the time word {m.group(0)!r}"))
+    return sorted(found, key=lambda x: x.span)
+
+
+def _day(now: datetime, d) -> tuple[datetime, datetime]:
+    start = datetime.combine(d, datetime.min.time(), tzinfo=now.tzinfo)
+    return start, start + timedelta(days=1)
+
+
+def _open(t: datetime) -> datetime:
+    return OPEN_START if t.replace(tzinfo=None) <= datetime(1900, 1, 1) else t
+
+
+def to_expression(m: Mention, context: Context) -> TimeExpression | None:
+    """One grammar mention as the memory's expression (None for what the memory does not read: a bare length)."""
+    now, v = context.reference, m.value
+    base = dict(text=m.text, span=m.span, choices=tuple(c.text() for c in m.choices), value=v)
+    if isinstance(v, V.SessionRef):
+        return session_expression(m, v, context, base)
+    if NARRATIVE_DAYS.match(m.text):
+        return TimeExpression(**base, kind="unresolved", unresolved=f"{m.text!r} counts from a time named before it")
+    if isinstance(v, V.Anaphor):
+        return TimeExpression(**base, kind="anaphor", anaphor=v.refers,
+                              unresolved=f"{m.text!r} refers to a time named in an earlier turn, and no earlier turn "
+                                         "names one")
+    if isinstance(v, V.Vague) or isinstance(v, V.Duration):
+        return TimeExpression(**base, kind="unresolved", unresolved=f"no rule resolves the time word {m.text!r}")
+    if _fuzzy(v):
+        return TimeExpression(**base, kind="unresolved", unresolved=f"{m.text!r} is vague: no precise period")
+    if m.interval is None:
+        return TimeExpression(**base, kind=v.kind, unresolved=m.unresolved or f"could not read {m.text!r}")
+    start, end = _open(m.interval[0]), m.interval[1]
+    if start > now:
+        return TimeExpression(**base, kind=v.kind, unresolved=f"{m.text!r} lies after now")
+    e = TimeExpression(**base, kind=_kind(v), intervals=[(start, end)], grain=m.grain)
+    _memory_readings(e, v, m, context)
+    return e
+
+
+def _fuzzy(v: object) -> bool:
+    d = getattr(v, "duration", None)
+    return isinstance(d, V.Duration) and d.fuzzy is not None
+
+
+def _kind(v: V.Time) -> str:
+    if isinstance(v, V.Shifted) and isinstance(v.base, V.Now):
+        return "relative_" + v.duration.finest if v.duration.finest in ("day", "week", "month", "year") else "relative"
+    if isinstance(v, V.Relative):
+        return {0: {"day": "day"}.get(v.grain, v.grain)}.get(v.offset, f"relative_{v.grain}")
+    return v.kind
+
+
+def _memory_readings(e: TimeExpression, v: V.Time, m: Mention, context: Context) -> None:
+    """What the memory adds to a placed time: the days beside a named day, elapsed time for "N days ago", the
+    weekday's name, soft hours for a part of the day, and "before the latest session" for "earlier today"."""
+    now = context.reference
+    start, end = e.intervals[0]
+    one_day = m.grain == "day" and end - start <= timedelta(days=1, hours=1)
+    days_back = _days_back(v)
+    if days_back is not None:
+        e.alternative_intervals = [(now - timedelta(days=days_back + 1), now - timedelta(days=days_back))]
+    if one_day and (days_back is not None or isinstance(v, (V.Recurring, V.Absolute, V.Checked, V.Shifted))) \
+            and v.kind not in ("weekday",):
+        d = start.date()
+        e.nearby_intervals = [_day(now, d - timedelta(days=1)), _day(now, d + timedelta(days=1))]
+    weekday = _weekday(v)
+    if weekday is not None and one_day:
+        e.weekday = WEEKDAYS[weekday].capitalize()
+        e.kind = "weekday"
+    part = _part(v)
+    if part is not None:  # the day, and the part as soft hours
+        e.hours = context.conventions.hours(part.split()[-1])
+        e.intervals = [_day(now, start.date())]
+        e.kind = "today" if start.date() == now.date() else "part_of_day"
+    if isinstance(v, V.Part) and v.part == "earlier" and _is_today(v.base):
+        e.kind, e.before_latest_session = "earlier_today", True
+        e.intervals = [_day(now, now.date())]
+        inner = _part(v.base)
+        e.hours = context.conventions.hours(inner.split()[-1]) if inner else None
+    for c in m.choices:
+        if c.what in ("range", "weekday") and ("later end first" in c.why or "does not match" in c.why):
+            e.note = f"{m.text!r}: {c.why}"
+
+
+def _days_back(v: V.Time) -> int | None:
+    """N for "N days ago", "yesterday", "the day before yesterday"."""
+    if isinstance(v, V.Shifted) and isinstance(v.base, V.Now) and v.sign < 0 and v.duration.parts == (
+            ("day", v.duration.parts[0][1]),) and v.duration.parts[0][1] == int(v.duration.parts[0][1]):
+        return int(v.duration.parts[0][1])
+    if isinstance(v, V.Relative) and v.grain == "day" and v.offset < 0 and v.count == 1:
+        return -v.offset
+    return None
+
+
+def _weekday(v: V.Time) -> int | None:
+    from retrieval.timex.rules.parts import weekday_of
+
+    return weekday_of(v)
+
+
+def _part(v: V.Time) -> str | None:
+    """The part of the day a time names, alone or on a day ("this morning", "the evening of June 2")."""
+    name = part_name(v)
+    if name:
+        return name
+    series = getattr(v, "fine", None) or getattr(v, "series", None)
+    return _part_in(series) if series is not None else None
+
+
+def _part_in(series) -> str | None:
+    from retrieval.timex import series as S
+
+    if isinstance(series, S.Daily) and series.grain == "part_of_day":
+        return series.name
+    if isinstance(series, S.Intersect):
+        return _part_in(series.a) or _part_in(series.b)
+    return None
+
+
+def _is_today(v: V.Time) -> bool:
+    if isinstance(v, V.Relative):
+        return v.grain == "day" and v.offset == 0
+    if isinstance(v, V.Within):
+        return _is_today(v.coarse)
+    return False
+
+
+def session_expression(m: Mention, v: V.SessionRef, context: Context, base: dict) -> TimeExpression:
+    """A session or message reference; a shift carries its anchor, itself read as an expression."""
+    e = TimeExpression(**base, kind=v.kind, session_positions=v.positions, session_ids=v.ids, response_ids=v.responses,
+                       session_shift=v.shift)
+    if v.anchor is None:
+        return e
+    anchor = _anchor_expression(v.anchor, m, context)
+    if anchor is None or anchor.unresolved:
+        e.unresolved = f"{m.text!r}: its anchor could not be read"
+    e.anchor = anchor
+    return e
+
+
+_ANCHOR_TEXT = re.compile(r"^.*?\b(?:before|after|following|preceding|prior\s+to|leading\s+up\s+to)\s+"
+                          r"(?:(?:the\s+1|the\s+ones|ours|our\s+\w+|the\s+\w+|we\s+(?:\w+\s+)?\w+)\s+(?=on\b|of\b))?")
+
+
+def _anchor_expression(value: object, m: Mention, context: Context) -> TimeExpression | None:
+    """The anchor of a shift ("the session right before | the one on May 8"), read as an expression of its own;
+    its text is what follows the shift's words."""
+    from retrieval.timex.reader import place_value
+
+    text = _ANCHOR_TEXT.sub("", m.text)
+    placed = place_value(value, context, text)
+    placed.span = (m.span[1] - len(text), m.span[1])
+    return to_expression(placed, context)

@@ -27,9 +27,9 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
-from retrieval.memory.time_rules_events import weekend_before
 from retrieval.memory.when_clause import clause_time
 from retrieval.memory.when_neighbours import content_stems, stated_neighbour
+from retrieval.timex.calendar import weekend_before
 
 _HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
 # "between" first: a length between two events (retrieval.memory.when_between), then one event's

@@ -140,6 +140,12 @@ def nth_weekday(year: int, month: int, weekday: int, n: int) -> date | None:
     return d if d.month == month else None
 
 
+def weekend_before(d: date, n: int = 1) -> date:
+    """The Saturday of the ``n``-th latest weekend whose Sunday is before ``d``."""
+    sunday = d - timedelta(days=(d.weekday() - 6) % 7 or 7)
+    return sunday - timedelta(days=1 + 7 * (n - 1))
+
+
 def two_digit_year(yy: int, reference_year: int, ahead: int = 20) -> int:
     """A year written with two digits: the one in the century window that ends ``ahead`` years after the reference
     ("3/7/27" read in 2016 is 2027, "03/18/40" is 1940). Python's ``%y`` pivots at 1969 instead, which reads

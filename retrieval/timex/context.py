@@ -34,13 +34,16 @@ class Conventions:
     # choice. Counts of hours and minutes are instants either way.
     ago: str = "unit"
     ahead: str = "day"
+    # "2 weeks ago" read as a unit: "calendar" (that Monday-to-Sunday week) or "rolling" (the 7 days [D-14, D-7))
+    ago_weeks: str = "calendar"
     # "the past 3 days": whether the reference's own day is in (its days before it are, either way)
     window_today: bool = False
     # "early / late May": "halves" (1-15, 16-31) or "thirds" (1-10, 21-31); "the beginning / end of" is in thirds
     early_late: str = "halves"
     # "earlier this month": "half" (before the reference, within the first half) or "reference" (all before it)
     earlier_later: str = "half"
-    # whether a past reading may be the reference's own day ("... said Friday" in a Friday's news), and a future one
+    # whether a weekday read leaning back may be the reference's own day ("... said Friday" in a Friday's news), and
+    # one read leaning forward
     past_today: bool = True
     future_today: bool = True
     # a numeric date whose order is not given by its numbers ("3/4"): "MDY" or "DMY"
@@ -68,7 +71,8 @@ QUESTION = replace(DEFAULT, name="question", parts_of_day=(("morning", 0, 12), (
                    ago="unit", ahead="day", window_today=True, early_late="thirds", earlier_later="reference",
                    past_today=False, week_of_month="sevens")
 # The memory's utterances: narration from the day it was said ("last week" the 7 days before it).
-UTTERANCE = replace(QUESTION, name="utterance", last_week="rolling", window_today=False, future_today=False)
+UTTERANCE = replace(QUESTION, name="utterance", last_week="rolling", window_today=False, future_today=False,
+                    ago_weeks="rolling")
 PRESETS = {c.name: c for c in (DEFAULT, QUESTION, UTTERANCE)}
 
 

@@ -37,7 +37,11 @@ class Node:
 
 @dataclass(frozen=True)
 class Lit:
+    """A pattern matched at a token's start; ``options``: the phrases of a :func:`words` item, each tried (so that
+    "from the" does not hide "from" when the rest of the rule needs "the")."""
+
     pattern: re.Pattern[str]
+    options: tuple[re.Pattern[str], ...] = ()
 
     def __repr__(self) -> str:
         return f"Lit({self.pattern.pattern!r})"
@@ -87,8 +91,9 @@ def _alternatives(options: tuple[str, ...]) -> str:
 
 
 def words(*options: str) -> Lit:
-    """One of the given words or phrases."""
-    return Lit(re.compile(r"(?:" + _alternatives(options) + ")"))
+    """One of the given words or phrases (every one that matches is tried)."""
+    return Lit(re.compile(r"(?:" + _alternatives(options) + ")"), tuple(re.compile(_alternatives((o,)))
+                                                                       for o in options))
 
 
 def optional(*options: str) -> Opt:
@@ -138,7 +143,7 @@ class Chart:
         self.by_start: dict[int, list[Node]] = defaultdict(list)
         self.nodes: list[Node] = []
         self.seen: set[tuple] = set()
-        self.lits: dict[tuple[int, int], re.Match | None] = {}
+        self.lits: dict[tuple[int, int], list[re.Match]] = {}
 
     # ---- matching ------------------------------------------------------------------------------------------
     def _boundary(self, end: int) -> bool:
@@ -148,11 +153,16 @@ class Chart:
         a, b = _kind(t[end - 1]), _kind(t[end])
         return a != b or a in (0, 3)
 
-    def _lit(self, item: Lit, pos: int) -> re.Match | None:
+    def _lit(self, item: Lit, pos: int) -> list[re.Match]:
+        """The matches of ``item`` at ``pos`` that end where a token does (one per end)."""
         key = (id(item), pos)
         if key not in self.lits:
-            m = item.pattern.match(self.text, pos)
-            self.lits[key] = m if m is not None and (m.end() == pos or self._boundary(m.end())) else None
+            found: dict[int, re.Match] = {}
+            for pattern in item.options or (item.pattern,):
+                m = pattern.match(self.text, pos)
+                if m is not None and (m.end() == pos or self._boundary(m.end())):
+                    found.setdefault(m.end(), m)
+            self.lits[key] = sorted(found.values(), key=lambda m: -m.end())
         return self.lits[key]
 
     def _skip(self, pos: int) -> int:
@@ -172,8 +182,7 @@ class Chart:
             yield from self._match(items, i + 1, pos, args + [None], size)
             item = item.lit
         if isinstance(item, Lit):
-            m = self._lit(item, at)
-            if m is not None:
+            for m in self._lit(item, at):
                 # an empty optional item leaves the position where it was (no white space eaten for it)
                 yield from self._match(items, i + 1, m.end() if m.end() > at else pos, args + [m], size)
         else:

@@ -177,6 +177,16 @@ def read(text: str, context: Context, phrase: bool = False) -> Reading:
     return reading
 
 
+def place_value(value: object, context: Context, text: str = "") -> Mention:
+    """A value the grammar built (an anchor inside a session reference, a time carried from an earlier turn) placed
+    in ``context``, as a mention of ``text``."""
+    m = Mention(text, (0, len(text)), value, "value")
+    if isinstance(value, Time):
+        tz = context.reference.tzinfo
+        _place(m, value, context, context.reference.replace(tzinfo=None), tz, normalise(context.sentence or text))
+    return m
+
+
 def _place(m: Mention, value: Time, context: Context, reference: datetime, tz, sentence: str) -> None:
     lean, why = context.lean, "the context says so"
     if lean is None:

@@ -26,7 +26,7 @@ from retrieval.timex.context import Conventions
 from retrieval.timex.placed import OPEN_START, Choice, Placed, Unplaceable, take
 from retrieval.timex.resolve_ranges import RangePlacing
 from retrieval.timex.resolve_spans import DerivedPlacing
-from retrieval.timex.series import NthWithin, Series, first, one
+from retrieval.timex.series import NthWithin, Series, Where, first, one
 from retrieval.timex.values import (
     Absolute,
     Checked,
@@ -75,6 +75,7 @@ class Placer(DerivedPlacing, RangePlacing):
         without a lean the one in ``anchor``'s period (else the next one)."""
         day = cal.floor(anchor, "day")
         day_grain = cal.rank(series.grain) <= cal.rank("day")
+        weekday = isinstance(series, Where) and series.key[0] == "weekday"
         if period == "century":  # a two-digit year: the century window ending some years after the reference
             last = self.reference.year + self.conventions.year_window
             s = first(series.backward(datetime(last, 12, 31)))
@@ -84,14 +85,14 @@ class Placer(DerivedPlacing, RangePlacing):
             return s
         if lean == "past":
             for s in series.backward(anchor):
-                if day_grain and not self.conventions.past_today and s[0] >= day:
+                if weekday and not self.conventions.past_today and s[0] >= day:
                     continue
                 self.note("lean", "past", f"the latest one up to the reference: {self.lean_why or 'leaning back'}")
                 return s
             raise Unplaceable("none up to the reference")
         if lean == "future":
             for s in series.forward(anchor):
-                if day_grain and not self.conventions.future_today and s[0] < day + timedelta(days=1):
+                if weekday and not self.conventions.future_today and s[0] < day + timedelta(days=1):
                     continue
                 if s[0] < anchor and s[1] <= day + timedelta(days=1) and not day_grain:
                     continue  # a clock time or part of today that has passed

@@ -26,11 +26,12 @@ class RangePlacing:
             later = self._place_from(t.start, end) if not t.end.definite else None
             if later is not None and later.start <= self.reference and (
                     later.end - end.start < end.end - start.start):
-                self.note("range", "reversed", "the later end was written first: the shorter of the two readings")
+                self.note("range", "reversed", f"it names its later end first: read as {end.start:%Y-%m-%d} to "
+                          f"{(later.end - timedelta(days=1)):%Y-%m-%d}, the shorter of the two readings")
                 start, end = end, later
         if end.start < start.start:
-            self.note("range", "reversed", f"the later end was written first: read as {end.start:%Y-%m-%d} to "
-                      f"{start.start:%Y-%m-%d}")
+            self.note("range", "reversed", f"it names its later end first: read as {end.start:%Y-%m-%d} to "
+                      f"{(start.end - timedelta(days=1)):%Y-%m-%d}")
             start, end = end, start
         inclusive = t.inclusive and self.conventions.range_end == "inclusive"
         clock = cal.rank(end.grain) < cal.rank("day") or end.point

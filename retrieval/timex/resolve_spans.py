@@ -27,6 +27,9 @@ class DerivedPlacing:
                 result = self.conventions.ago if t.sign < 0 else self.conventions.ahead
         if result == "keep" and not base.point:
             return Placed(moved, t.duration.move(base.end, t.sign), base.grain)
+        if result == "unit" and fine == "week" and self.conventions.ago_weeks == "rolling":
+            day = cal.floor(moved, "day")
+            return Placed(day, day + timedelta(days=7), "week")
         if result == "unit" and fine in ("week", "month", "quarter", "year", "decade"):
             s = cal.unit(moved, fine)
             self.note("shift", f"that {fine}", f"a count of {fine}s names the {fine} it lands in (conventions "
@@ -103,7 +106,7 @@ class DerivedPlacing:
             cut = min(max(cut, s), e)
             out = (s, cut) if t.part == "earlier" else (cut, e)
             if out[0] >= out[1]:
-                raise Unplaceable(f"nothing {t.part} than the reference in it")
+                raise Unplaceable(f"'{t.part} this {grain}' on its first day names no {t.part} day")
             return Placed(out[0], out[1], "span")
         part = t.part
         if part in ("early", "late"):

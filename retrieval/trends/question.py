@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 from retrieval.data.conversation_log import parse_timestamp
 from retrieval.memory.planner import ops_for
 from retrieval.memory.question_parts import blank_spans, question_content, speaker_mentions
-from retrieval.memory.time_calendar import OPEN_START
-from retrieval.memory.time_resolver import TimeResolver, normalise
+from retrieval.memory.time_resolver import OPEN_START, TimeResolver, normalise
 from retrieval.search.english import ENGLISH_STOP_WORDS
 from retrieval.trends.periods import PERIODS
 

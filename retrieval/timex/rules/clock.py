@@ -109,6 +109,8 @@ def bare_in_part(n, _, p):
 @G.rule("part of day", lit(r"(?:in\s+the\s+|during\s+the\s+|the\s+)?(?:(early|late)[\s-]*)?"
                            r"(mornings?|morn|afternoons?|evenings?|nights?|nite)\b"))
 def part_word(m):
+    if m[2].endswith("s"):
+        return None  # "mornings are hard": every morning, not one
     p = part(PART_WORDS[m[2]])
     return p if not m[1] else half_of_part(p, m[1])
 
@@ -168,9 +170,15 @@ def work_week(m):
 
 @G.rule("weekend of t", lit(r"(?:the\s+|that\s+)?(week-?end|week|w/c)\s*(?:(?:of|around|starting|beginning|commencing)"
                             r"(?:\s+on)?\b)?"),
-        Of(lambda v: is_firm(v) and grain_of(v) == "day"))
+        Of(lambda v: isinstance(v, Bare) or is_firm(v) and grain_of(v) == "day"))
 def weekend_of_t(m, t):
-    return Part(base=t, part="weekend" if m[1].startswith("weekend") else "week", kind="weekend")
+    if isinstance(t, Bare):  # "the week of the 12th"
+        t = t.as_day()
+        if t is None:
+            return None
+        t = t.but(latent=False)
+    part = "weekend" if m[1].startswith("weekend") else "week"
+    return Part(base=t, part=part, kind=part)
 
 
 @G.rule("t weekend", Of(lambda v: is_firm(v) and grain_of(v) == "day"), lit(r"week-?end\b"))

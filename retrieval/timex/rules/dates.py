@@ -13,7 +13,7 @@ from retrieval.timex import calendar as cal
 from retrieval.timex import series as S
 from retrieval.timex.grammar import Grammar, Of, lit, optional, words
 from retrieval.timex.lexicon import DECADE_WORDS, SEASONS
-from retrieval.timex.rules.holidays import HOLIDAY_PATTERN, holiday_time
+from retrieval.timex.rules.holidays import HOLIDAY_PATTERN, holiday_season, holiday_time
 from retrieval.timex.rules.numeric import two_digit_year
 from retrieval.timex.rules.parts import (
     DOM,
@@ -105,6 +105,12 @@ def bare_year(m):
         lit(rf"({YEAR4})(?![\d:/.\-])"))
 def in_year(_, m):
     return year_time(int(m[1]))
+
+
+@G.rule("on the nth", lit(rf"on\s+the\s+({DOM}){ORD}(?=\s*(?:[.,!?;:)]|$))"))
+def on_the_nth(m):  # "the race was on the 5th.": a day of the month, closing its clause
+    day = bare(int(m[1])).as_day()
+    return None if day is None else day.but(latent=False)
 
 
 @G.rule("bare number", lit(r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?(?![\d:/.]|\s*(?:am|pm|a\.m|p\.m|%))"))
@@ -207,6 +213,12 @@ def weekday(m):
     return weekday_time(weekday_number(m[1]))
 
 
+@G.rule("in month", words("in", "during", "of", "since", "before", "after", "until", "by", "from", "through",
+                          "throughout", "in the month of", "the month of"), lit(rf"({MONTH_DOT})(?![a-z])"))
+def in_month(_, m):  # "in May": a month, where "may" alone is a verb
+    return month_time(None, month_number(m[1]))
+
+
 @G.rule("month", lit(rf"({MONTH_DOT})(?![a-z])"))
 def month_name(m):
     name = m[1].rstrip(".")
@@ -233,10 +245,20 @@ def season_time(name: str) -> Recurring:
                      relative="nearest")
 
 
+@G.rule("the holidays", lit(r"(?:the\s+)?(?:christmas\s+|winter\s+|xmas\s+)?(?:holidays|holiday\s+season)\b"))
+def the_holidays(m):
+    return holiday_season()
+
+
 @G.rule("season", lit(r"(spring|summer|fall|autumn|winter)(?:time)?\b"))
-def season(m):
-    t = season_time(m[1])
-    return t if m[1] != "fall" else t.but(latent=True)
+def season(m):  # alone, a season is a time only as a whole phrase ("my winter range", "the fall of Rome")
+    return season_time(m[1]).but(latent=True)
+
+
+@G.rule("in season", words("in", "during", "over", "throughout", "since", "by", "until"),
+        lit(r"(spring|summer|autumn|winter)(?:time)?\b"))
+def in_season(_, m):
+    return season_time(m[1])
 
 
 @G.rule("the season", lit(r"the\s+(spring|summer|fall|autumn|winter)\b"))
@@ -245,7 +267,8 @@ def the_season(m):
 
 
 # ---- composition of dates ------------------------------------------------------------------------------------------
-@G.rule("time time", Of(is_time), optional(",", "of", "in", "on", "at", "-", "@", "the", "for"), Of(is_time))
+@G.rule("time time", Of(is_time), optional(",", "of", "in", "on", "at", "-", "@", "the", "for", ", a", "which was a",
+                                          ", which was a", ", the"), Of(is_time))
 def time_time(a, _, b):
     if isinstance(a, Bare) or isinstance(b, Bare):
         # a number's reading comes from the rules that say which it is ("Friday the 13th", "10 tonight"); beside a

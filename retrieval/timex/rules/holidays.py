@@ -66,6 +66,22 @@ HOLIDAY_PATTERN = r"(?:{})\b".format("|".join(f"(?:{p})" for p, _ in HOLIDAYS))
 _COMPILED = [(re.compile(p + r"$"), rule) for p, rule in HOLIDAYS]
 
 
+HOLIDAY_SEASON = ((12, 24), (1, 1))  # "the holidays": Christmas Eve to New Year's Day
+
+
+def holiday_season() -> Recurring:
+    """"The holidays", "the holiday season": 24 December to 1 January, both included."""
+    (m1, d1), (m2, d2) = HOLIDAY_SEASON
+
+    def span_of(year: int):
+        start = date(year, m1, d1)
+        end = date(year + (m2 < m1), m2, d2) + timedelta(days=1)
+        return cal.day_span(start)[0], cal.day_span(end)[0]
+
+    return Recurring(series=S.Yearly(("holidays",), span_of, "span"), period="year", kind="holidays",
+                     relative="nearest")
+
+
 def holiday_time(text: str) -> Recurring | None:
     """The recurring day a holiday's name (as matched by :data:`HOLIDAY_PATTERN`) names."""
     name = re.sub(r"\s+", " ", text.strip())

@@ -100,8 +100,8 @@ def date_of(year: int | None, month: int, day: int, kind: str = "date") -> Time 
 
 
 def month_time(year: int | None, month: int) -> Time:
-    if year is None:
-        return Recurring(series=S.month_of_year(month), period="year", kind="month")
+    if year is None:  # "next July" said in June is this July; "last June" said in October, this June
+        return Recurring(series=S.month_of_year(month), period="year", kind="month", relative="nearest")
     start = datetime(year, month, 1)
     return Absolute(series=S.one((start, cal.add_months(start, 1)), "month"), kind="month")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from retrieval.timex import series as S
-from retrieval.timex.grammar import Grammar, Of, words
+from retrieval.timex.grammar import Grammar, Of, optional, words
 from retrieval.timex.rules.parts import Bare, clock_of, grain_of, is_time, meridiem, with_clock
 from retrieval.timex.values import Bound, Now, Part, Range, Recurring, Relative, Time, Within
 
@@ -115,8 +115,11 @@ _BOUNDS = {"since": "since", "ever since": "since", "after": "after", "before": 
            "no later than": "by", "not later than": "by", "earlier than": "before", "later than": "after"}
 
 
-@G.rule("since t", words(*_BOUNDS), Of(lambda v: is_time(v) and not isinstance(v, (Range, Bare))))
-def since(w, t):
+_MET = ("we met on", "we talked on", "we spoke on", "we chatted on", "we met", "we talked", "we spoke")
+
+
+@G.rule("since t", words(*_BOUNDS), optional(*_MET), Of(lambda v: is_time(v) and not isinstance(v, (Range, Bare))))
+def since(w, _, t):
     prep = _BOUNDS[" ".join(w[0].split())]
     if isinstance(t, Now):
         return None

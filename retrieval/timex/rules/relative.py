@@ -71,7 +71,8 @@ def half_unit(m):
 
 @G.rule("a few units", lit(rf"(?:a\s+)?(couple|few|several)\s+(?:of\s+)?{_UNIT}\b"))
 def few_units(m):
-    low, usual, high = {"couple": (2, 2, 3), "few": (2, 3, 5), "several": (3, 3, 7)}[m[1]]
+    # the usual reading (a few: 3, as Recognizers-Text reads it) and the range a vague count covers
+    low, usual, high = {"couple": (2, 2, 3), "few": (2, 3, 5), "several": (2, 3, 5)}[m[1]]
     return duration(usual, m[2], (low, high))
 
 
@@ -141,6 +142,14 @@ def in_d_since(_, d, __, t):
 @G.rule("n next units", lit(rf"(\d+)\s+(next|coming|upcoming|following|past|previous|last|preceding)\s+{_UNIT}\b"))
 def n_next_units(m):
     return window(duration(float(m[1]), m[3]), 1 if m[2] in ("next", "coming", "upcoming", "following") else -1)
+
+
+@G.rule("n weekends ago", lit(r"(\d+|an?)\s+week-?ends?\s+(ago|from\s+now|later)\b"))
+def weekends_ago(m):
+    from retrieval.timex.rules.clock import weekend
+
+    n = 1 if m[1] in ("a", "an") else int(m[1])
+    return Counted(series=weekend().series, n=n, sign=-1 if m[2] == "ago" else 1, base=NOW, kind="weekend")
 
 
 @G.rule("n weekdays from now", lit(r"(\d+)"), Of(lambda v: is_recurring(v) and v.kind == "weekday"),
@@ -254,6 +263,11 @@ def next_unit(m):
     return Relative(grain=m[2], offset=offset, kind=kind.get(m[2], m[2]))
 
 
+@G.rule("the week before", lit(r"the\s+week\s+before\b(?!\s+(?:last|that|the|our|we|\d|[a-z]+\s+\d))"))
+def the_week_before(m):  # told in a story with no day after it: the week before the day it was said
+    return LastWeek(kind="relative_week")
+
+
 @dataclass(frozen=True, kw_only=True)
 class LastWeek(Relative):
     """"Last week": the calendar week before this one, or the seven days before the reference's day (with it or
@@ -319,7 +333,7 @@ _PARTS = {"early": "early", "earlier in": "earlier", "earlier": "earlier", "late
 
 
 @G.rule("part of t", words(*_PARTS), optional("-", "in", "of"), optional("my", "the", "this", "current"),
-        Of(lambda v: is_time(v) and grain_of(v) in CYCLES + ("weekend", "season")))
+        Of(lambda v: is_time(v) and grain_of(v) in CYCLES + ("weekend", "season", "part_of_day")))
 def part_of_t(w, _, own, t):
     part = _PARTS[" ".join(w[0].replace("-", " ").split())]
     if own and own[0] in ("my", "the", "this", "current") and isinstance(t, Relative) and t.latent:

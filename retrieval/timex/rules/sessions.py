@@ -100,6 +100,13 @@ def nth_time(m):
     return SessionRef(kind="relative_session", positions=(-1, -1))
 
 
+# ---- a session named by its day ------------------------------------------------------------------------------------
+@G.rule("the session on d", lit(rf"(?:the|our)\s+(?:1|ones?|{SESS})\s+(?:on|of|from)\s+"),
+        Of(lambda v: isinstance(v, Time) and not v.latent))
+def dated_session(m, t):  # "from the session on July 15 up to the one on August 25": the days
+    return t
+
+
 # ---- sessions and days relative to an anchor -----------------------------------------------------------------------
 _FILLER = rf"(?:(?:the\s+1|the\s+ones|ours|our\s+{SESS}|the\s+{SESS}|{_MET})\s+)?"
 
@@ -126,3 +133,8 @@ def session_shift(m, anchor):
 def anaphor(m):
     kind = "after" if m["after"] or m["next"] else m["unit"] or "then"
     return Anaphor(refers=kind)
+
+
+@G.rule("the week after", lit(r"the\s+(?:week|weekend|month|year)\s+after\b|the\s+(?:weekend|month|year)\s+before\b"))
+def unit_after(m):  # "October 13th and the weekend after": counted from a time named before it
+    return Anaphor(refers=m[0])
