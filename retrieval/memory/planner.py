@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval.memory.question_parts import HOW_MANY, read_question
+from retrieval.memory.question import AskedQuestion
+from retrieval.memory.question_parts import HOW_MANY
 from retrieval.memory.table_ops import CMPS, Plan, validate_ops
-from retrieval.memory.time_resolver import VAGUE_CUES, TimeExpression, TimeResolver, normalise
+from retrieval.memory.time_resolver import VAGUE_CUES, TimeExpression
 
 logger = logging.getLogger(__name__)
 
@@ -114,15 +115,16 @@ class RulePlanner:
     def __init__(self, config: PlannerConfig | None = None):
         self.config = config or PlannerConfig()
 
-    def plan(self, question: str, now: datetime, speakers: Sequence[str] = ()) -> Plan:
-        norm = normalise(question)
-        expressions = TimeResolver(now).resolve(question)
+    def plan(self, question: str | AskedQuestion, now: datetime | None = None, speakers: Sequence[str] = ()) -> Plan:
+        """The plan of a question read once (:class:`~retrieval.memory.question.AskedQuestion`; a string is read
+        here, against ``now``)."""
+        q = question if isinstance(question, AskedQuestion) else AskedQuestion.read(question, now, speakers)
+        now, norm, expressions, reading = q.now, q.normalised, q.expressions, q.reading
         resolved = [e for e in expressions if not e.unresolved]
         # beside a time of the question's own, a reference back ("then") is that time, and a vague word ("recently")
         # is part of what is asked: neither narrows nor widens the period
         aside = [e for e in expressions if e.unresolved and resolved and (e.anaphor or e.text in VAGUE_CUES)]
         unreadable = [e for e in expressions if e.unresolved and e not in aside]
-        reading = read_question(norm, expressions, speakers)
         notes = [f"unreadable time phrase {e.text!r}: {e.unresolved}" for e in unreadable]
         notes += [f"{e.text!r} names no period of its own: read with the question's time" for e in aside]
         notes += [e.note for e in resolved if e.note]
@@ -257,10 +259,13 @@ class LLMPlanner:
                         result.error)
             self.formats.pop(0)
 
-    def plan(self, question: str, now: datetime, speakers: Sequence[str] = ()) -> Plan:
+    def plan(self, question: str | AskedQuestion, now: datetime | None = None, speakers: Sequence[str] = ()) -> Plan:
         from retrieval.llm import LLMOutputError
 
-        result = self._ask(self.prompt(question, now, speakers))
+        if isinstance(question, AskedQuestion):
+            now = question.now
+        text = question.text if isinstance(question, AskedQuestion) else question
+        result = self._ask(self.prompt(text, now, speakers))
         reason, repaired, ops = None, None, None
         if not result.ok:
             reason = f"the LLM call failed: {result.error}"

@@ -1,9 +1,11 @@
 """Rewriting an ambiguous last turn ("Can you summarize what we discussed?") into a standalone question.
 
 Three handlings, as compared in Alonso et al. (2024): the original query alone; the context (earlier turns)
-joined to the query; and a rewritten query. Two rewriters: :func:`carry_time_reference` copies the time
-expression of the latest earlier turn that has one into the query (no LLM); :class:`LLMRewriter` asks an
-LLM and falls back to the rule rewrite when the LLM fails or drops the time reference.
+joined to the query; and a rewritten query. Two rewriters: :func:`carry_time_reference` carries the time
+expressions of the latest earlier turn that has any into the query (no LLM): as expressions, which the planner
+uses as they are (:class:`~retrieval.memory.question.AskedQuestion`), and as text, which is only shown;
+:class:`LLMRewriter` asks an LLM and falls back to the rule rewrite when the LLM fails or drops the time
+reference.
 """
 
 from __future__ import annotations
@@ -24,9 +26,18 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class Rewrite:
+    """The query as rewritten (``text``, shown), how (``method``), and, for a carry, the earlier turn's expressions
+    it takes (``carried``) and the references back they stand in for (``replaced``)."""
+
     text: str
     method: str
     notes: list[str] = field(default_factory=list)
+    carried: list[TimeExpression] = field(default_factory=list)
+    replaced: list[TimeExpression] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "method": self.method, "notes": self.notes,
+                **({"carried": [e.text for e in self.carried]} if self.carried else {})}
 
 
 def turn_text(turn: ContextTurn) -> str:
@@ -39,47 +50,75 @@ def context_query(history: Sequence[ContextTurn], query: str) -> str:
     return " ".join([*(turn_text(t) for t in history), query])
 
 
+def _one_day(found: Sequence[TimeExpression]) -> bool:
+    return len(found) == 1 and bool(found[0].intervals) and len(found[0].intervals) == 1 and (
+        found[0].intervals[0][1] - found[0].intervals[0][0]).days <= 1
+
+
 def _referent(anaphor: str, found: Sequence[TimeExpression]) -> str:
-    """What a reference back means, given the earlier turn's expressions: "that week" of a day is the week of that
+    """What a reference back means, in words (shown in the rewritten text): "that week" of a day is the week of that
     day, "that morning" its morning, "the session after that" the session after the one then; the rest (then,
     that day, that time) is the expression itself."""
     carried = ", ".join(e.text for e in found)
-    one_day = len(found) == 1 and found[0].intervals and len(found[0].intervals) == 1 and (
-        found[0].intervals[0][1] - found[0].intervals[0][0]).days <= 1
     bare = re.sub(r"^(?:on|in|during|over|at|from)\s+", "", found[0].text)
     if anaphor == "after":
         return f"the session after the 1 {carried}" if found[0].intervals else f"the session after {carried}"
-    if anaphor == "week" and one_day:
+    if anaphor == "week" and _one_day(found):
         return f"the week of {bare}"
-    if anaphor in PARTS_OF_DAY and one_day:
+    if anaphor in PARTS_OF_DAY and _one_day(found):
         return f"the {anaphor} of {bare}"
     return carried
 
 
-def carry_time_reference(history: Sequence[ContextTurn], query: str, now: datetime) -> Rewrite:
-    """The query with the time expressions of the latest earlier turn that has any, when it has none itself: in
-    place of its references back ("then", "that week", "the session after that"), else added at its end."""
+def _referent_expressions(e: TimeExpression, found: list[TimeExpression], now: datetime) -> list[TimeExpression]:
+    """What a reference back means, as expressions: the session after the one then, the week or the morning of that
+    day (composed from the earlier expression's value and placed anew), else the earlier expressions."""
+    from retrieval.memory.time_resolver import compose
+    from retrieval.timex import values as V
+    from retrieval.timex.rules.clock import part
+    from retrieval.timex.rules.parts import intersect
+
+    text = _referent(e.anaphor, found)
+    if e.anaphor == "after":
+        return [TimeExpression(text, e.span, "session_shift", session_shift=(1, 1), anchor=found[0])]
+    value = found[0].value
+    if _one_day(found) and isinstance(value, V.Time) and e.anaphor == "week":
+        return [compose(V.Part(base=value, part="week", kind="week"), now, text, e.span)]
+    if _one_day(found) and isinstance(value, V.Time) and e.anaphor in PARTS_OF_DAY:
+        composed = intersect(part(e.anaphor), value)
+        if composed is not None:
+            return [compose(composed, now, text, e.span)]
+    return list(found)
+
+
+def carry_time_reference(history: Sequence[ContextTurn], query: str, now: datetime,
+                         own: Sequence[TimeExpression] | None = None) -> Rewrite:
+    """The time expressions of the latest earlier turn that has any, for a query with none of its own: in place of
+    its references back ("then", "that week", "the session after that"), else beside it. ``own``: the query's
+    expressions when already read. The rewrite's ``carried`` are the expressions; its text shows them."""
     resolver = TimeResolver(now)
-    own = resolver.resolve(query)
+    own = resolver.resolve(query) if own is None else own
     if any(not e.unresolved for e in own):
         return Rewrite(query, "unchanged", ["the query has its own time reference"])
     for turn in reversed(history):
         found = [e for e in resolver.resolve(turn_text(turn)) if not e.unresolved]
-        if found:
-            norm = normalise(query)
-            start, end = question_sentence(norm)
-            anaphora = [e for e in own if e.anaphor and start <= e.span[0] < end]
-            if anaphora:
-                text, notes = norm[start:end], []
-                for e in sorted(anaphora, key=lambda x: -x.span[0]):
-                    meant = _referent(e.anaphor, found)
-                    text = text[:e.span[0] - start] + meant + text[e.span[1] - start:]
-                    notes.append(f"read {e.text!r} as {meant!r} from an earlier turn")
-                return Rewrite(text.strip(), "carry", notes[::-1])
-            asked = norm[start:end].strip().rstrip("?.! ")
-            carried = ", ".join(e.text for e in found)
-            # a comma keeps the carried phrase from fusing with the query's last words ("conversations, 3 days ago")
-            return Rewrite(f"{asked}, {carried}?", "carry", [f"carried {carried!r} from an earlier turn"])
+        if not found:
+            continue
+        norm = normalise(query)
+        start, end = question_sentence(norm)
+        anaphora = [e for e in own if e.anaphor and start <= e.span[0] < end]
+        if anaphora:
+            text, notes, carried = norm[start:end], [], []
+            for e in sorted(anaphora, key=lambda x: -x.span[0]):
+                meant = _referent(e.anaphor, found)
+                text = text[:e.span[0] - start] + meant + text[e.span[1] - start:]
+                notes.append(f"read {e.text!r} as {meant!r} from an earlier turn")
+                carried += _referent_expressions(e, found, now)
+            return Rewrite(text.strip(), "carry", notes[::-1], carried, anaphora)
+        asked = norm[start:end].strip().rstrip("?.! ")
+        phrases = ", ".join(e.text for e in found)
+        # a comma keeps the carried phrase from fusing with the query's last words ("conversations, 3 days ago")
+        return Rewrite(f"{asked}, {phrases}?", "carry", [f"carried {phrases!r} from an earlier turn"], found)
     return Rewrite(query, "unchanged", ["no earlier turn has a time reference"])
 
 

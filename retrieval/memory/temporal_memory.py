@@ -31,16 +31,15 @@ from retrieval.data.types import ContextTurn
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
-from retrieval.memory.query_rewrite import LLMRewriter, Rewrite, carry_time_reference, context_query
+from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
+from retrieval.memory.question import AskedQuestion
 from retrieval.memory.table_ops import Execution, Plan, execute
-from retrieval.memory.time_resolver import normalise
 from retrieval.memory.when_answer import (
     EVIDENCE_K,
     EVIDENCE_RULE,
     WHEN_MARGIN,
     WhenAnswer,
     answer_from_evidence,
-    question_kind,
     when_ops,
 )
 from retrieval.memory.when_between import answer_length_between, between_parts
@@ -72,7 +71,7 @@ class TemporalResult:
                  **({"score": self.execution.scores[i]} if i in self.execution.scores else {})}
                 for i, r in self.rows.iterrows()]
         return {"question": self.question, "plan": self.plan.to_dict(), "trace": self.execution.trace,
-                "counts": self.execution.counts, "rewrite": self.rewrite.__dict__ if self.rewrite else None,
+                "counts": self.execution.counts, "rewrite": self.rewrite.to_dict() if self.rewrite else None,
                 "rows": rows, **({"answer": self.answer.to_dict()} if self.answer else {})}
 
 
@@ -168,15 +167,22 @@ class TemporalMemory:
             now = parsed
         return now.replace(tzinfo=self.table.tz) if now.tzinfo is None else now
 
+    def read_question(self, question: str, history: Sequence[ContextTurn] | None, now: datetime,
+                      mode: str) -> AskedQuestion:
+        """``question`` read once (:class:`~retrieval.memory.question.AskedQuestion`), earlier turns used as
+        ``mode`` says: "carry" (their time expressions), "context" (joined to it), "llm" (an LLM's rewrite, read
+        as the question) or "none"."""
+        if history and mode == "llm":
+            rewritten = self.llm_rewriter.rewrite(history, question, now)
+            return AskedQuestion.read(rewritten.text, now, self.speakers)._with(rewrite=rewritten)
+        return AskedQuestion.read(question, now, self.speakers, history if mode != "none" else None, mode)
+
     def rewrite_query(self, question: str, history: Sequence[ContextTurn] | None, now: datetime,
                       mode: str) -> Rewrite | None:
+        """How earlier turns rewrite ``question`` (None without them): :meth:`read_question`'s rewrite."""
         if not history or mode == "none":
             return None
-        if mode == "context":
-            return Rewrite(context_query(history, question), "context")
-        if mode == "carry":
-            return carry_time_reference(history, question, now)
-        return self.llm_rewriter.rewrite(history, question, now)
+        return self.read_question(question, history, now, mode).rewrite
 
     def content_rankings(self, query: str, depth: int, subset: Sequence[int]) -> list[list[tuple[int, float]]]:
         """The lists the content ranking fuses, each the top ``depth`` (id, score) of ``subset``: dense, then BM25
@@ -205,9 +211,9 @@ class TemporalMemory:
     def rank_op(self, question: str) -> dict:
         """The content ranking the planner gives ``question`` (its query and speaker prior), with "now" at the
         end of the log; a question that names no content ranks by its whole normalised text."""
-        plan = self.planner.plan(question, self.resolve_now(None), self.speakers)
-        return next((op for op in plan.ops if op["op"] == "rank"),
-                    {"op": "rank", "query": normalise(question), "k": PlannerConfig.content_k})
+        read = AskedQuestion.read(question, self.resolve_now(None), self.speakers)
+        return next((op for op in self.planner.plan(read).ops if op["op"] == "rank"),
+                    {"op": "rank", "query": read.normalised, "k": PlannerConfig.content_k})
 
     def rank_rows(self, question: str, rows: pd.DataFrame, k: int) -> list[int]:
         """The top ``k`` of ``rows`` (a slice of the table's frame) for ``question``, by :meth:`rank_op` without
@@ -230,9 +236,9 @@ class TemporalMemory:
         zone = self.table.zone_for(now)
         now = instant(now).astimezone(zone.zone)  # via UTC: a wall time the clocks skip becomes a real one
         frame = self.table.frame_in(zone.zone)
-        rewritten = self.rewrite_query(question, history, now, rewrite or self.rewrite)
-        asked = rewritten.text if rewritten else question
-        plan = self.planner.plan(asked, now, self.speakers)
+        read = self.read_question(question, history, now, rewrite or self.rewrite)
+        asked, rewritten = read.text, read.rewrite
+        plan = self.planner.plan(read, now, self.speakers)
         plan.zone = zone.name
         plan.notes.append(zone.note)
         first = frame["timestamp"].iloc[0]
@@ -240,10 +246,10 @@ class TemporalMemory:
             plan.notes.append(f"now ({now.isoformat()}) is before the log's first utterance ({first.isoformat()}): "
                               "nothing had been said yet, so no row can be returned")
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
-        kind = question_kind(asked)
+        kind = read.kind
         answer = None
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
-            evidence_ops = when_ops(plan, normalise(asked), now)  # the plan's (its cut, its period said in)
+            evidence_ops = when_ops(plan, read.normalised, now)  # the plan's (its cut, its period said in)
             evidence = execute(evidence_ops, frame, ranker=self._rank).rows
             answer = answer_from_evidence(kind, evidence, now, self.evidence_rule, frame, question=asked)
             plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
@@ -259,8 +265,8 @@ class TemporalMemory:
         """The evidence rows of a when-question, best first (:func:`~retrieval.memory.when_answer.when_ops`), cut at
         ``margin`` of the fused scores' spread from the best (None: all ``k``); ``now`` defaults to the log's end."""
         now = self.resolve_now(now)
-        plan = self.planner.plan(question, now, self.speakers)
-        ops = when_ops(plan, normalise(question), now, k=k, margin=margin)
+        read = AskedQuestion.read(question, now, self.speakers)
+        ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
         return execute(ops, self.table.frame, ranker=self._rank).rows
 
 

@@ -30,7 +30,7 @@ from retrieval.timex import values as V
 from retrieval.timex.lexicon import MONTHS, WEEKDAYS
 from retrieval.timex.rules.parts import part_name
 
-__all__ = ["OPEN_START", "TimeExpression", "TimeResolver", "expressions", "normalise"]
+__all__ = ["OPEN_START", "TimeExpression", "TimeResolver", "compose", "expressions", "normalise"]
 
 # The start of an open range ("before May 8"): in UTC, as a zone's offset that long ago is its local mean time
 # (Paris: +00:09:21), whose ISO 8601 text (seconds in the offset) pandas cannot read.
@@ -276,6 +276,18 @@ def session_expression(m: Mention, v: V.SessionRef, context: Context, base: dict
         e.unresolved = f"{m.text!r}: its anchor could not be read"
     e.anchor = anchor
     return e
+
+
+def compose(value: V.Time, now: datetime, text: str, span: tuple[int, int],
+            conventions: Conventions = QUESTION) -> TimeExpression:
+    """A time composed from parts the grammar read elsewhere (the week of a day an earlier turn named), placed as a
+    question's expression of ``text`` at ``span``."""
+    from retrieval.timex.reader import place_value
+
+    context = Context(now, lean="past", conventions=conventions)
+    placed = place_value(value, context, text)
+    placed.span = span
+    return to_expression(placed, context)
 
 
 _ANCHOR_TEXT = re.compile(r"^.*?\b(?:before|after|following|preceding|prior\s+to|leading\s+up\s+to)\s+"

@@ -215,21 +215,29 @@ class Chart:
         return added
 
     def run(self) -> list[Node]:
+        """Apply the rules until a round adds nothing. After the first round a rule runs again only when a node the
+        last round added passes one of its tests: what it matched before, it matched already."""
         lit_first = [r for r in self.rules if r.scan is not None]
         of_first = [r for r in self.rules if r.scan is None]
-        composite = [r for r in lit_first if any(isinstance(i, Of) for i in r.items)]
+        scanned = {id(r): [m.start() for m in r.scan.finditer(self.text) if m.start() in self.is_start]
+                   for r in lit_first}
+        composite = [r for r in lit_first if any(isinstance(i, Of) for i in r.items) and scanned[id(r)]]
         for rule in lit_first:
-            starts = [m.start() for m in rule.scan.finditer(self.text) if m.start() in self.is_start]
-            self._apply(rule, starts)
+            self._apply(rule, scanned[id(rule)])
+        delta = list(self.nodes)
         for _ in range(MAX_ROUNDS):
-            added = 0
-            for rule in of_first:
-                added += self._apply(rule, sorted({n.start for n in self.nodes if rule.items[0].test(n.value)}))
-            for rule in composite:
-                starts = [m.start() for m in rule.scan.finditer(self.text) if m.start() in self.is_start]
-                added += self._apply(rule, starts)
-            if not added:
+            if not delta:
                 break
+            before = len(self.nodes)
+            for rule in of_first + composite:
+                tests = [i.test for i in rule.items if isinstance(i, Of)]
+                if not any(test(n.value) for n in delta for test in tests):
+                    continue
+                if rule.scan is None:
+                    self._apply(rule, sorted({n.start for n in self.nodes if rule.items[0].test(n.value)}))
+                else:
+                    self._apply(rule, scanned[id(rule)])
+            delta = self.nodes[before:]
         return self.nodes
 
 
