@@ -196,7 +196,7 @@ def test_an_open_start_is_readable_in_a_zone_whose_1900_offset_is_local_mean_tim
     ("in the second half of February", [("2023-02-16", "2023-03-01")]),
     ("in late May", [("2023-05-21", "2023-06-01")]),
     ("in mid-July", [("2023-07-11", "2023-07-21")]),
-    ("in the last week of July", [("2023-07-24", "2023-07-31")]),  # the last week whose Thursday is in July
+    ("in the last week of July", [("2023-07-25", "2023-08-01")]),  # its last seven days (the memory's conventions)
     ("the week of June 14th", [("2023-06-12", "2023-06-19")]),
     ("the week of the 12th", [("2023-10-09", "2023-10-16")]),
     ("the week before last", [("2023-10-02", "2023-10-09")]),

@@ -17,10 +17,7 @@ TIMEX_DIR = DATA_DIR / "timex"
 FILES = ("recognizers", "recognizers_ambiguous", "timebank")
 
 # case id -> why it fails today (the resolver's answer against the expected one)
-KNOWN_MISSES = {
-    "recognizers_ambiguous:31": "'from 3 until 12 of Sept': the month is not shared with the start: got "
-                                "2016-12-03..2017-09-13, expected 2017-09-03..2017-09-12 or 2016-09-03..2016-09-12",
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 if not all((TIMEX_DIR / f"{name}.jsonl").is_file() for name in FILES):
     pytest.skip(f"the timex suites are not present under {TIMEX_DIR}", allow_module_level=True)

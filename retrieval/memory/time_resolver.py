@@ -117,7 +117,8 @@ class TimeResolver:
         return expressions(text, self.context())
 
 
-_PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout)\s+$")
+_PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout|around|about|roughly|approximately|circa|"
+                          r"sometime\s+in|some\s+time\s+in)\s+$")
 
 
 def expressions(text: str, context: Context) -> list[TimeExpression]:
@@ -129,7 +130,8 @@ def expressions(text: str, context: Context) -> list[TimeExpression]:
     found = [e for e in found if e is not None]
     for e in found:
         prep = _PREPOSITION.search(norm, 0, e.span[0])
-        if e.intervals and prep is not None and not re.match(r"(?:on|in|during|over|at|from|between|since)\b", e.text):
+        if e.intervals and prep is not None and not re.match(r"(?:on|in|during|over|at|from|between|since|around)\b",
+                                                             e.text):
             e.span = (prep.start(), e.span[1])
             e.text = norm[e.span[0]:e.span[1]]
     taken = [False] * len(norm)
@@ -258,8 +260,11 @@ def _part_in(series) -> str | None:
 
 
 def _is_today(v: V.Time) -> bool:
+    """Whether a time is today, or a part of today ("earlier in the morning": this morning)."""
     if isinstance(v, V.Relative):
         return v.grain == "day" and v.offset == 0
+    if isinstance(v, V.Recurring) and _part(v):
+        return True
     if isinstance(v, V.Within):
         return _is_today(v.coarse)
     return False

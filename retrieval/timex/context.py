@@ -52,6 +52,9 @@ class Conventions:
     year_window: int = 20
     # "the third week of June": "thursday" (the weeks whose Thursday is in June) or "sevens" (days 15-21)
     week_of_month: str = "thursday"
+    # a date with a weekday that does not match it ("Tuesday, September 14" in a year where it is a Wednesday): the
+    # weekday picks the year next to it in which they match (True), or the date is read and the mismatch noted
+    weekday_picks_year: bool = True
     # a range's end: "inclusive" (to the end of its day or month) or "exclusive" (to its start)
     range_end: str = "inclusive"
     # a weekday, date or month with no tense to lean on: "nearest" (the nearer of the last and the next one) or
@@ -68,7 +71,8 @@ DEFAULT = Conventions()
 QUESTION = replace(DEFAULT, name="question", parts_of_day=(("morning", 0, 12), ("afternoon", 12, 18),
                                                            ("evening", 17, 24), ("night", 18, 24)),
                    last_weekday="most_recent", next_weekday="first_after", last_week="rolling_today",
-                   ago="unit", ahead="day", window_today=True, early_late="thirds", earlier_later="reference",
+                   ago="unit", ahead="day", window_today=True, weekday_picks_year=False, early_late="thirds",
+                   earlier_later="reference",
                    past_today=False, week_of_month="sevens")
 # The memory's utterances: narration from the day it was said ("last week" the 7 days before it).
 UTTERANCE = replace(QUESTION, name="utterance", last_week="rolling", window_today=False, future_today=False,

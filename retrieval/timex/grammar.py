@@ -31,7 +31,7 @@ class Node:
     end: int
     value: object
     rule: str
-    rank: int = 0  # of the rule: among readings of the same span, the higher wins
+    rank: int = 0  # of the rules that built it, summed: among readings of the same span, the higher wins
     size: int = 1  # rules applied to build it: on equal ranks, the reading built from fewer wins
 
 
@@ -171,26 +171,27 @@ class Chart:
             pos += 1
         return pos
 
-    def _match(self, items: tuple[Item, ...], i: int, pos: int, args: list,
-               size: int = 1) -> Iterator[tuple[int, list, int]]:
+    def _match(self, items: tuple[Item, ...], i: int, pos: int, args: list, size: int = 1,
+               rank: int = 0) -> Iterator[tuple[int, list, int, int]]:
         if i == len(items):
-            yield pos, args, size
+            yield pos, args, size, rank
             return
         at = self._skip(pos) if i else pos
         item = items[i]
         if isinstance(item, Opt):
-            yield from self._match(items, i + 1, pos, args + [None], size)
+            yield from self._match(items, i + 1, pos, args + [None], size, rank)
             item = item.lit
         if isinstance(item, Lit):
             for m in self._lit(item, at):
                 # an empty optional item leaves the position where it was (no white space eaten for it)
-                yield from self._match(items, i + 1, m.end() if m.end() > at else pos, args + [m], size)
+                yield from self._match(items, i + 1, m.end() if m.end() > at else pos, args + [m], size, rank)
         else:
             for node in list(self.by_start.get(at, ())):
                 if item.test(node.value):
-                    yield from self._match(items, i + 1, node.end, args + [node.value], size + node.size)
+                    yield from self._match(items, i + 1, node.end, args + [node.value], size + node.size,
+                                           rank + node.rank)
 
-    def _add(self, start: int, end: int, value: object, rule: Rule, size: int = 1) -> bool:
+    def _add(self, start: int, end: int, value: object, rule: Rule, size: int = 1, rank: int = 0) -> bool:
         while end > start and self.text[end - 1].isspace():
             end -= 1
         key = (start, end, value)
@@ -200,7 +201,7 @@ class Chart:
             self.seen.add(key)
         except TypeError as e:  # a value that is not hashable is a bug in a rule
             raise TypeError(f"rule {rule.name!r} built an unhashable value {value!r}") from e
-        node = Node(start, end, value, rule.name, rule.rank, size)
+        node = Node(start, end, value, rule.name, rank, size)
         self.by_start[start].append(node)
         self.nodes.append(node)
         return True
@@ -208,9 +209,9 @@ class Chart:
     def _apply(self, rule: Rule, starts: Sequence[int]) -> int:
         added = 0
         for pos in starts:
-            for end, args, size in self._match(rule.items, 0, pos, []):
+            for end, args, size, rank in self._match(rule.items, 0, pos, []):
                 value = rule.make(*args)
-                if value is not None and end > pos and self._add(pos, end, value, rule, size):
+                if value is not None and end > pos and self._add(pos, end, value, rule, size, rank + rule.rank):
                     added += 1
         return added
 

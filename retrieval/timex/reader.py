@@ -31,7 +31,7 @@ from retrieval.timex.resolve import Choice, Placed, Placer, Unplaceable
 from retrieval.timex.rules import GRAMMAR
 from retrieval.timex.rules.parts import grain_of
 from retrieval.timex.tense import lean_of
-from retrieval.timex.values import Anaphor, Duration, SessionRef, Time, Vague
+from retrieval.timex.values import Anaphor, Duration, SessionRef, Time, Vague, Within
 
 # ---- normalisation ---------------------------------------------------------------------------------------------------
 _BESIDE_DAY = re.compile(r"\b([a-z]{4,})(?=\s+\d{1,2}(?:st|nd|rd|th)?\b)"
@@ -221,18 +221,26 @@ def _aware(d: datetime, tz) -> datetime:
 
 # ---- conventions inside values ---------------------------------------------------------------------------------------
 def with_conventions(value, conventions: Conventions):
-    """``value`` with each part of the day given the conventions' hours (the grammar builds them with the
-    defaults)."""
+    """``value`` with each part of the day given the conventions' hours and, where the conventions count a month's
+    weeks in sevens, its n-th weeks so counted (the grammar builds both with the defaults)."""
     hours = {p: (a, b) for p, a, b in conventions.parts_of_day}
-    return _retune(value, hours)
+    return _retune(value, hours, conventions.week_of_month == "sevens")
 
 
-def _retune(obj, hours: dict):
+def _month_weeks(fine, coarse_grain: str, sevens: bool) -> bool:
+    return sevens and isinstance(fine, S.Cycle) and fine.grain == "week" and coarse_grain == "month"
+
+
+def _retune(obj, hours: dict, sevens: bool = False):
     if isinstance(obj, S.Daily) and obj.grain == "part_of_day":
         for name, (a, b) in hours.items():
             if obj.name == name:
                 return dataclasses.replace(obj, offset=timedelta(hours=a), length=timedelta(hours=b - a))
         return obj
+    if isinstance(obj, S.NthWithin) and _month_weeks(obj.fine, obj.coarse.grain, sevens):
+        return dataclasses.replace(obj, fine=S.SevenDays())
+    if isinstance(obj, Within) and obj.nth is not None and _month_weeks(obj.fine, grain_of(obj.coarse), sevens):
+        return dataclasses.replace(obj, fine=S.SevenDays(), coarse=_retune(obj.coarse, hours, sevens))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {}
         for f in dataclasses.fields(obj):
@@ -240,7 +248,7 @@ def _retune(obj, hours: dict):
                 continue
             v = getattr(obj, f.name)
             if dataclasses.is_dataclass(v) and not isinstance(v, type):
-                new = _retune(v, hours)
+                new = _retune(v, hours, sevens)
                 if new is not v:
                     changes[f.name] = new
         return dataclasses.replace(obj, **changes) if changes else obj

@@ -137,6 +137,12 @@ class Placer(DerivedPlacing, RangePlacing):
         s = self.select(t.series, anchor, lean, t.period)
         return Placed(s[0], s[1], t.grain)
 
+    def _place_eitherorder(self, t, anchor: datetime, lean: str | None) -> Placed:
+        day_first = self.conventions.numeric_order == "DMY"
+        self.note("order", "day first" if day_first else "month first",
+                  f"a numeric date whose numbers could be either (the conventions of {self.conventions.name!r})")
+        return self._place(t.other if day_first else t.base, anchor, lean)
+
     def _place_invalid(self, t, anchor: datetime, lean: str | None) -> Placed:
         raise Unplaceable(t.reason)
 
@@ -228,7 +234,7 @@ class Placer(DerivedPlacing, RangePlacing):
         p = self._place(t.base, anchor, lean)
         if p.start.weekday() == t.weekday:
             return p
-        if isinstance(t.base, Recurring):
+        if isinstance(t.base, Recurring) and (self.conventions.weekday_picks_year or t.base.period == "month"):
             period = t.base.period or "year"
             reach = 12 if period == "month" else 1  # a day of the month recurs monthly; a date only yearly
             found = []
@@ -237,9 +243,9 @@ class Placer(DerivedPlacing, RangePlacing):
                 if s is not None and s[0].weekday() == t.weekday:
                     found.append(s)
             if lean == "past":
-                found = [s for s in found if s[0] <= self.reference] or found
+                found = [s for s in found if s[0] <= self.reference]
             elif lean == "future":
-                found = [s for s in found if s[0] >= self.reference] or found
+                found = [s for s in found if s[0] >= self.reference]
             if found:
                 s = min(found, key=lambda s: abs(s[0] - self.reference))
                 self.note("weekday", WEEKDAYS[t.weekday].capitalize(),

@@ -15,9 +15,10 @@ class RangePlacing:
     """The placing of ranges and bounds; ``self`` is the :class:`~retrieval.timex.resolve.Placer`."""
 
     def _place_range(self, t: Range, anchor: datetime, lean: str | None) -> Placed:
+        day_only = isinstance(t.start, Recurring) and t.start.kind == "day_of_month" and t.end.kind != "day_of_month"
         if t.shared is not None:
             start, end = self._place_shared(t, anchor, lean)
-        elif t.start.definite or (not t.end.definite and lean != "past"):
+        elif not day_only and (t.start.definite or (not t.end.definite and lean != "past")):
             start = self._place(t.start, anchor, lean)
             end = self._place(t.end, anchor, lean) if t.end.definite else self._place_from(t.end, start)
         else:  # the end first, and the start the latest one up to it ("nov - feb 2017", "between June and March")

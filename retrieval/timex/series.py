@@ -249,6 +249,20 @@ class Intersect(Series):
 
 
 @dataclass(frozen=True)
+class SevenDays(Series):
+    """Weeks counted as seven-day blocks from the start of a month ("the third week of June": 15-21; its last week:
+    its last seven days), for :class:`NthWithin` under the conventions that count so."""
+
+    grain: str = "week"
+
+    def forward(self, t: datetime) -> Iterator[Span]:
+        return Cycle("week").forward(t)
+
+    def backward(self, t: datetime) -> Iterator[Span]:
+        return Cycle("week").backward(t)
+
+
+@dataclass(frozen=True)
 class NthWithin(Series):
     """The n-th span of ``fine`` inside each span of ``coarse`` (1-based; negative counts from the end): the third
     Wednesday of every month, the last week of every year. Weeks belong to the month or year holding their
@@ -263,6 +277,10 @@ class NthWithin(Series):
         return self.fine.grain
 
     def pick(self, c: Span) -> Span | None:
+        if isinstance(self.fine, SevenDays):  # days 7n-6 to 7n; the last: the last seven days
+            start = c[0] + timedelta(days=7 * (self.n - 1)) if self.n > 0 else c[1] + timedelta(days=7 * self.n)
+            end = start + timedelta(days=7)
+            return (start, min(end, c[1])) if c[0] <= start < c[1] else None
         if isinstance(self.fine, Cycle) and self.fine.grain == "week":
             inside = cal.weeks_of(c)
         elif self.n > 0:

@@ -39,7 +39,10 @@ brought sold fell felt kept lost paid sent spent won knew grew threw drew flew d
 woke wore tore swore heard held stood understood built lent meant sat shut led fled slept swept wept crept dealt taught
 caught fought sought became forgave forgot ate drank sang rang swam sank shrank spun hung struck stuck dug""".split())
 BE = frozenset("be is are am was were been being 's 're 'm".split())
-CLAUSE = re.compile(r"[;:!?]|,\s+(?:but|and|so|while|when|because|although|which|who)\b|\.\s")
+# a full stop ends a clause unless it ends an abbreviation ("U.S.", "Mr.", "Inc.")
+CLAUSE = re.compile(r"[;:!?]|,\s+(?:but|and|so|while|when|because|although|which|who)\b|"
+                    r"(?<!\b[a-z])(?<!\bmr)(?<!\bms)(?<!\bdr)(?<!\bst)(?<!\bmrs)(?<!\bvs)(?<!\binc)(?<!\bco)"
+                    r"(?<!\bcorp)(?<!\bjr)(?<!\bno)\.\s")
 WORD = re.compile(r"[a-z']+")
 
 

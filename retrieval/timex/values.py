@@ -253,6 +253,19 @@ class Checked(Time):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EitherOrder(Time):
+    """A numeric date whose numbers may be month-day or day-month ("3/4/2020"): ``base`` read month first,
+    ``other`` day first; the conventions choose (:attr:`~retrieval.timex.context.Conventions.numeric_order`)."""
+
+    base: Time
+    other: Time
+
+    @property
+    def definite(self) -> bool:
+        return self.base.definite
+
+
+@dataclass(frozen=True, kw_only=True)
 class Invalid(Time):
     """A date no calendar has ("February 30", "2/29/2019"): read, so that no part of it is read instead, and declined
     when placed."""

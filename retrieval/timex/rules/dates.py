@@ -20,6 +20,7 @@ from retrieval.timex.rules.parts import (
     MONTH_DOT,
     ORD,
     WEEKDAY,
+    WEEKDAY_DOT,
     YEAR4,
     Bare,
     bare,
@@ -208,9 +209,9 @@ def week_n(m):
 
 
 # ---- weekdays ------------------------------------------------------------------------------------------------------
-@G.rule("weekday", lit(rf"({WEEKDAY})s?\.?(?![a-z])"))
+@G.rule("weekday", lit(rf"({WEEKDAY_DOT})(?![a-z])|({WEEKDAY})s(?![a-z])"))
 def weekday(m):
-    return weekday_time(weekday_number(m[1]))
+    return weekday_time(weekday_number(m[1] or m[2]))
 
 
 @G.rule("in month", words("in", "during", "of", "since", "before", "after", "until", "by", "from", "through",

@@ -18,7 +18,7 @@ from retrieval.timex import calendar as cal
 from retrieval.timex import series as S
 from retrieval.timex.grammar import Grammar, lit
 from retrieval.timex.rules.parts import MONTH, clock_time, date_of, intersect, month_number, month_time
-from retrieval.timex.values import Invalid, Recurring, Time
+from retrieval.timex.values import EitherOrder, Invalid, Recurring, Time
 
 G = Grammar()
 
@@ -81,8 +81,15 @@ def ymd(m):
 
 @G.rule("mdy", lit(r"(\d{1,2})\s?([/.\-])\s?(\d{1,2})\2(\d{4}|\d{2})(?![\d/])"))
 def mdy(m):
-    md = order(int(m[1]), int(m[3]), dots=m[2] == ".")
-    return None if md is None else numeric_date(int(m[4]), md[0], md[1], len(m[4]))
+    a, b, dots = int(m[1]), int(m[3]), m[2] == "."
+    md = order(a, b, dots=dots)
+    if md is None:
+        return None
+    t = numeric_date(int(m[4]), md[0], md[1], len(m[4]))
+    if a <= 12 and b <= 12 and a != b and not dots and t is not None:  # "3/4/2020": either order
+        other = numeric_date(int(m[4]), b, a, len(m[4]))
+        return t if other is None else EitherOrder(base=t, other=other, kind=t.kind)
+    return t
 
 
 @G.rule("md,y", lit(r"(\d{1,2})/(\d{1,2}),\s*(\d{4}|\d{2})(?!\d)"))
@@ -93,8 +100,13 @@ def md_comma_y(m):
 
 @G.rule("md", lit(r"(\d{1,2})/(\d{1,2})(?![\d/])"))
 def md(m):
-    parsed = order(int(m[1]), int(m[2]))
-    return None if parsed is None else numeric_date(None, *parsed)
+    a, b = int(m[1]), int(m[2])
+    parsed = order(a, b)
+    t = None if parsed is None else numeric_date(None, *parsed)
+    if t is not None and a <= 12 and b <= 12 and a != b:
+        other = numeric_date(None, b, a)
+        return t if other is None else EitherOrder(base=t, other=other, kind=t.kind)
+    return t
 
 
 @G.rule("ym", lit(r"(\d{4})\s?[-/.]\s?(\d{1,2})(?![\d/.\-])"))

@@ -13,11 +13,12 @@ from datetime import date, datetime, timedelta
 
 from retrieval.timex import calendar as cal
 from retrieval.timex import series as S
-from retrieval.timex.lexicon import MONTHS, WEEKDAY_NUMBERS
+from retrieval.timex.lexicon import FULL_MONTHS, MONTHS, WEEKDAY_NUMBERS
 from retrieval.timex.values import (
     Absolute,
     Checked,
     Duration,
+    EitherOrder,
     Part,
     Pick,
     Range,
@@ -30,8 +31,12 @@ from retrieval.timex.values import (
 
 # ---- fragments ---------------------------------------------------------------------------------------------------
 MONTH = r"(?:{})".format("|".join(sorted(MONTHS, key=len, reverse=True)))
-MONTH_DOT = MONTH + r"\.?"
+# a month's name, its abbreviation with or without a dot ("Dec." but not "December.": that dot ends a sentence)
+MONTH_DOT = "(?:" + "|".join(sorted([m if m in FULL_MONTHS else m + r"\.?" for m in MONTHS], key=len,
+                                     reverse=True)) + ")"
 WEEKDAY = r"(?:{})".format("|".join(sorted(WEEKDAY_NUMBERS, key=len, reverse=True)))
+WEEKDAY_DOT = "(?:" + "|".join(sorted([d if d.endswith("day") else d + r"\.?" for d in WEEKDAY_NUMBERS], key=len,
+                                       reverse=True)) + ")"
 DOM = r"(?:[12]\d|3[01]|0?[1-9])"
 ORD = r"(?:st|nd|rd|th)"
 YEAR4 = r"(?:1\d{3}|2\d{3})"
@@ -242,6 +247,9 @@ def intersect(a: Time, b: Time) -> Time | None:
     for outer, other in ((a, b), (b, a)):
         # "Monday, January 12th" + "2016", "Halloween weekend" + "2021", "2 weeks before Christmas" + "2016": the
         # coarser time goes to the date inside
+        if isinstance(outer, EitherOrder) and not isinstance(other, (Range, Checked)):
+            one, two = intersect(outer.base, other), intersect(outer.other, other)
+            return None if one is None or two is None else replace(outer, base=one, other=two)
         if isinstance(outer, (Checked, Part, Shifted)) and not outer.base.definite and not isinstance(
                 other, (Range, Checked)) and not is_weekday_only(other) and cal.rank(grain_of(other)) > cal.rank(
                 grain_of(outer.base)):
