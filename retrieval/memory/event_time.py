@@ -137,8 +137,8 @@ def _event(m: Mention, norm: str, said: datetime) -> EventTime | str | None:
         return "vague"
     if isinstance(v, V.Duration):
         return _length(m, v, before, after, said)
-    if isinstance(v, (V.SessionRef,)):
-        return None
+    if isinstance(v, (V.SessionRef, V.Now)):
+        return None  # "now", "currently": the moment it was said, which the timestamp already is
     if isinstance(v, V.Anaphor) or NARRATIVE_DAYS.match(m.text):
         return f"{m.text!r} (refers to a time named before it)"
     duration = getattr(v, "duration", None)
@@ -191,14 +191,16 @@ def _length(m: Mention, d: V.Duration, before: str, after: str, said: datetime) 
     if len(d.parts) != 1 or unit not in ("day", "week", "month", "year"):
         return None
     low, high = d.fuzzy or (int(n), int(n))
-    if _FOR.search(before) or _NOW.match(after):
+    lead, trail = _FOR.search(before), _NOW.match(after)
+    if lead or trail:
+        phrase = (lead.group(0) if lead else "") + m.text + (trail.group(0) if trail else "")
         if d.fuzzy:
             first = _units_back(said, unit, high)[0]
             last = cal.floor(said.replace(tzinfo=None), "day")
-            return EventTime(*_aware((first, last), said), "fuzzy", m.text, "fuzzy_length", (low, high, unit),
-                             note=f"{m.text!r}: a length of {low} to {high} {unit}s up to the day it was said")
+            return EventTime(*_aware((first, last), said), "fuzzy", phrase, "fuzzy_length", (low, high, unit),
+                             note=f"{phrase!r}: a length of {low} to {high} {unit}s up to the day it was said")
         span = _aware(_units_back(said, unit, int(n)), said)
-        return EventTime(*span, unit, m.text, "duration", (int(n), int(n), unit))
+        return EventTime(*span, unit, phrase, "duration", (int(n), int(n), unit))
     if d.fuzzy and _GAP.search(before):
         return "vague"
     return None

@@ -74,8 +74,9 @@ def noon(m):
 @G.rule("at h", lit(r"(?:at|around|about|by|till|until|after|before|@)\s+(\d{1,2})(?:\s*(?:or\s+so|ish))?(?![\d:/.\-]|"
                     r"\s*(?:st|nd|rd|th|%|am|pm|a\.m|p\.m|days?|weeks?|months?|years?|hours?|minutes?|times?|"
                     r"people|of\b))"))
-def at_h(m):
-    return clock_time(int(m[1])) if int(m[1]) <= 24 else None
+def at_h(m):  # a clock time beside other time words ("tonight at 7") or as a whole phrase; alone, "at one with
+    # nature" and "a girl around 8" are no times
+    return clock_time(int(m[1]), latent=True) if int(m[1]) <= 24 else None
 
 
 @G.rule("h mm", lit(r"(\d{1,2})\s(\d{2})(?![\d:/])"))
@@ -106,13 +107,16 @@ def bare_in_part(n, _, p):
 
 
 # ---- parts of the day ------------------------------------------------------------------------------------------------
-@G.rule("part of day", lit(r"(?:in\s+the\s+|during\s+the\s+|the\s+)?(?:(early|late)[\s-]*)?"
+@G.rule("part of day", lit(r"(in\s+the\s+|during\s+the\s+|the\s+)?(?:(early|late)[\s-]*)?"
                            r"(mornings?|morn|afternoons?|evenings?|nights?|nite)\b"))
 def part_word(m):
-    if m[2].endswith("s"):
+    if m[3].endswith("s"):
         return None  # "mornings are hard": every morning, not one
-    p = part(PART_WORDS[m[2]])
-    return p if not m[1] else half_of_part(p, m[1])
+    p = part(PART_WORDS[m[3]])
+    p = p if not m[2] else half_of_part(p, m[2])
+    # alone ("an awesome night of dancing", "good morning") a part of the day is a time only beside another time
+    # ("tomorrow night") or as a whole phrase; "in the morning" is one
+    return p if m[1] and m[1].strip() in ("in the", "during the") else p.but(latent=True)
 
 
 def half_of_part(p: Recurring, which: str) -> Recurring:
@@ -147,14 +151,14 @@ def now(m):
 
 
 # ---- weekend and working week ----------------------------------------------------------------------------------------
-@G.rule("weekend", lit(r"(this\s+|that\s+)?week-?end\b"))
+@G.rule("weekend", lit(r"(?:this|that)\s+week-?end\b"))
 def this_weekend(m):
     return pick(weekend(), 0)
 
 
-@G.rule("the weekend", lit(r"(?:the\s+|my\s+|on\s+the\s+|at\s+the\s+|over\s+the\s+|during\s+the\s+)?week-?ends?\b"))
+@G.rule("the weekend", lit(r"(the\s+|my\s+|on\s+the\s+|at\s+the\s+|over\s+the\s+|during\s+the\s+)?week-?ends?\b"))
 def the_weekend(m):  # a weekend chosen by context: the one just gone in a story told in the past
-    return weekend()
+    return weekend() if m[1] else weekend().but(latent=True)  # "a weekend yoga class": no weekend in particular
 
 
 @G.rule("next weekend", lit(r"(next|last|previous|coming|past|this\s+past|following)\s+week-?end\b"))

@@ -31,6 +31,7 @@ from retrieval.timex.rules.parts import (
     is_time,
     month_number,
     month_time,
+    part_name,
     unit_time,
     weekday_number,
     weekday_time,
@@ -211,7 +212,9 @@ def week_n(m):
 # ---- weekdays ------------------------------------------------------------------------------------------------------
 @G.rule("weekday", lit(rf"({WEEKDAY_DOT})(?![a-z])|({WEEKDAY})s(?![a-z])"))
 def weekday(m):
-    return weekday_time(weekday_number(m[1] or m[2]))
+    t = weekday_time(weekday_number(m[1] or m[2]))
+    # "sat", "sun", "wed" are words too: without a dot they are weekdays only beside other time words
+    return t.but(latent=True) if m[1] in ("sat", "sun", "wed") else t
 
 
 @G.rule("in month", words("in", "during", "of", "since", "before", "after", "until", "by", "from", "through",
@@ -256,7 +259,7 @@ def season(m):  # alone, a season is a time only as a whole phrase ("my winter r
     return season_time(m[1]).but(latent=True)
 
 
-@G.rule("in season", words("in", "during", "over", "throughout", "since", "by", "until"),
+@G.rule("in season", words("in", "during", "over", "throughout", "since", "until"),
         lit(r"(spring|summer|autumn|winter)(?:time)?\b"))
 def in_season(_, m):
     return season_time(m[1])
@@ -277,8 +280,8 @@ def time_time(a, _, b):
         n, other = (a, b) if isinstance(a, Bare) else (b, a)
         if isinstance(other, Bare) or cal.rank(grain_of(other)) >= cal.rank("day"):
             return None
-        day = n.as_day()
-        return None if day is None else intersect(day.but(latent=False), other)
+        reading = n.as_hour() if part_name(other) else n.as_day()  # "morning at 7"; "the 17 from 2pm to 4pm"
+        return None if reading is None else intersect(reading.but(latent=False), other)
     if a.latent and b.latent and grain_of(b) != "year":
         return None
     t = intersect(a, b)
@@ -298,7 +301,7 @@ def nth_of_month(m, month):
         optional(",", "the"), lit(rf"({DOM}){ORD}?(?![\d:/.\-]|\s*(?:am|pm|a\.m|p\.m|days?|weeks?|months?|years?|"
                                  r"hours?|minutes?|o'?clock)\b)"))
 def weekday_the_n(wd, _, m):
-    return intersect(wd, bare(int(m[1])).as_day())
+    return intersect(wd.but(latent=False), bare(int(m[1])).as_day().but(latent=False))
 
 
 @G.rule("nth weekday", lit(rf"(?:the\s+)?(\d){ORD}\s+({WEEKDAY})\b|(?:the\s+)?(last|final)\s+({WEEKDAY})\s+(?=of|in)"))

@@ -118,7 +118,8 @@ _BOUNDS = {"since": "since", "ever since": "since", "after": "after", "before": 
 _MET = ("we met on", "we talked on", "we spoke on", "we chatted on", "we met", "we talked", "we spoke")
 
 
-@G.rule("since t", words(*_BOUNDS), optional(*_MET), Of(lambda v: is_time(v) and not isinstance(v, (Range, Bare))))
+@G.rule("since t", words(*_BOUNDS), optional(*_MET),
+        Of(lambda v: is_time(v) and not isinstance(v, (Range, Bare)) and (not v.latent or grain_of(v) == "year")))
 def since(w, _, t):
     prep = _BOUNDS[" ".join(w[0].split())]
     if isinstance(t, Now):

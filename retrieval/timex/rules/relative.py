@@ -96,7 +96,7 @@ def ago(d, _):
     return Shifted(base=NOW, duration=d, sign=-1, kind="ago")
 
 
-@G.rule("in d", words("in", "in less than", "within about", "after"), Of(is_duration), optional("time"))
+@G.rule("in d", words("in", "in less than", "within about"), Of(is_duration), optional("time"))
 def in_d(_, d, __):
     return Shifted(base=NOW, duration=d, sign=1, kind="in")
 
