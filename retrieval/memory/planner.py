@@ -123,10 +123,13 @@ class RulePlanner:
         resolved = [e for e in expressions if not e.unresolved]
         # beside a time of the question's own, a reference back ("then") is that time, and a vague word ("recently")
         # is part of what is asked: neither narrows nor widens the period
-        aside = [e for e in expressions if e.unresolved and resolved and (e.anaphor or e.text in VAGUE_CUES)]
+        aside = [e for e in expressions if e.unresolved and resolved and (
+            e.anaphor or e.text in VAGUE_CUES or e.unresolved.endswith("lies after now"))]
         unreadable = [e for e in expressions if e.unresolved and e not in aside]
         notes = [f"unreadable time phrase {e.text!r}: {e.unresolved}" for e in unreadable]
-        notes += [f"{e.text!r} names no period of its own: read with the question's time" for e in aside]
+        notes += [f"{e.text!r} names no period of its own" + (" said in (it lies after now: what the question asks "
+                  "about, not when)" if (e.unresolved or "").endswith("lies after now") else "") +
+                  ": read with the question's time" for e in aside]
         notes += [e.note for e in resolved if e.note]
         speaker = reading.who if reading.who_role == "prior" else None
         dicts = [e.to_dict() for e in expressions]

@@ -65,7 +65,10 @@ class AskedQuestion:
         resolver = TimeResolver(now)
         norm = normalise(question)
         own = resolver.resolve(question)
-        q = cls(question, norm, now, own, read_question(norm, own, speakers), question_kind(question))
+        # a time after now is what the question asks about ("the competition next month"), not when: its words
+        # stay in the content the question names
+        timed = [e for e in own if not (e.unresolved or "").endswith("lies after now")]
+        q = cls(question, norm, now, own, read_question(norm, timed, speakers), question_kind(question))
         if history and rewrite == "carry":
             q.rewrite = carry_time_reference(history, question, now, own=own)
             q.carried, q.replaced = q.rewrite.carried, q.rewrite.replaced

@@ -12,7 +12,8 @@ the grammar's reading (:func:`expressions`):
   month at 11:00);
 - a weekday carries its name ("last Friday", else our last Friday: the plan's fallback);
 - a part of the day is its day with soft hours ("this morning", "the evening of June 2": rows outside them are kept
-  when none is inside); "earlier today / this morning" is today before the latest session;
+  when none is inside), and so is a clock time, with an hour either side ("around 3 pm yesterday": 14:00 to
+  17:00); "earlier today / this morning" is today before the latest session;
 - session and message references become positions, ids and shifts relative to an anchor expression;
 - what cannot be placed stays, with the reason, never guessed: a phrase the grammar cannot place ("February 30"), a
   vague one ("a few weeks back", "recently"), a time after now, a reference back to an earlier turn ("then", "that
@@ -117,6 +118,8 @@ class TimeResolver:
         return expressions(text, self.context())
 
 
+_DATED_SESSION = re.compile(r"^(?:the|our)\s+(?:1|ones?|sessions?|discussions?|conversations?|chats?|talks?|meetings?)"
+                            r"\s+(?=on\b|of\b)")
 _PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout|around|about|roughly|approximately|circa|"
                           r"sometime\s+in|some\s+time\s+in)\s+$")
 
@@ -129,6 +132,10 @@ def expressions(text: str, context: Context) -> list[TimeExpression]:
     found = [to_expression(m, context) for m in reading.mentions]
     found = [e for e in found if e is not None]
     for e in found:
+        dated = _DATED_SESSION.match(e.text)  # "the conversation on May 8": the day, as the question names it
+        if dated is not None and e.intervals:
+            e.span = (e.span[0] + dated.end(), e.span[1])
+            e.text = norm[e.span[0]:e.span[1]]
         prep = _PREPOSITION.search(norm, 0, e.span[0])
         if e.intervals and prep is not None and not re.match(r"(?:on|in|during|over|at|from|between|since|around)\b",
                                                              e.text):
@@ -209,6 +216,13 @@ def _memory_readings(e: TimeExpression, v: V.Time, m: Mention, context: Context)
     if weekday is not None and one_day:
         e.weekday = WEEKDAYS[weekday].capitalize()
         e.kind = "weekday"
+    if m.grain in ("hour", "minute", "second") and not isinstance(v, V.Now):
+        # a clock time ("around 3 pm yesterday"): its day, and the hours about it as soft hours (rows then are
+        # kept first; the whole day when none is)
+        first = max(0, start.hour - 1)
+        last = min(24, end.hour + (1 if (end.minute or end.second) else 0) + 1 if end.date() == start.date() else 24)
+        e.intervals, e.hours, e.kind = [_day(now, start.date())], (first, max(last, first + 1)), "clock"
+        return
     part = _part(v)
     if part is not None:  # the day, and the part as soft hours
         e.hours = context.conventions.hours(part.split()[-1])

@@ -57,6 +57,9 @@ class Conventions:
     weekday_picks_year: bool = True
     # a range's end: "inclusive" (to the end of its day or month) or "exclusive" (to its start)
     range_end: str = "inclusive"
+    # an hour written without am / pm and without a part of the day ("at 10:30 on Tuesday"): "either" (the context
+    # picks, as for any recurring time) or "daytime" (07:00 to 18:59: "at 3" is 15:00, "at 10:30" 10:30)
+    ambiguous_hours: str = "either"
     # a weekday, date or month with no tense to lean on: "nearest" (the nearer of the last and the next one) or
     # "period" (the one in the reference's own week or year)
     unleaned: str = "nearest"
@@ -72,6 +75,7 @@ QUESTION = replace(DEFAULT, name="question", parts_of_day=(("morning", 0, 12), (
                                                            ("evening", 17, 24), ("night", 18, 24)),
                    last_weekday="most_recent", next_weekday="first_after", last_week="rolling_today",
                    ago="unit", ahead="day", window_today=True, weekday_picks_year=False, early_late="thirds",
+                   ambiguous_hours="daytime",
                    earlier_later="reference",
                    past_today=False, week_of_month="sevens")
 # The memory's utterances: narration from the day it was said ("last week" the 7 days before it).

@@ -221,9 +221,12 @@ def _aware(d: datetime, tz) -> datetime:
 
 # ---- conventions inside values ---------------------------------------------------------------------------------------
 def with_conventions(value, conventions: Conventions):
-    """``value`` with each part of the day given the conventions' hours and, where the conventions count a month's
-    weeks in sevens, its n-th weeks so counted (the grammar builds both with the defaults)."""
+    """``value`` with each part of the day given the conventions' hours, an hour that may be in either half of the
+    day in the daytime where the conventions read it so, and, where they count a month's weeks in sevens, its n-th
+    weeks so counted (the grammar builds all three with the defaults)."""
     hours = {p: (a, b) for p, a, b in conventions.parts_of_day}
+    if conventions.ambiguous_hours == "daytime":
+        hours["daytime"] = (7, 19)
     return _retune(value, hours, conventions.week_of_month == "sevens")
 
 
@@ -237,6 +240,9 @@ def _retune(obj, hours: dict, sevens: bool = False):
             if obj.name == name:
                 return dataclasses.replace(obj, offset=timedelta(hours=a), length=timedelta(hours=b - a))
         return obj
+    if isinstance(obj, S.Union) and "daytime" in hours and isinstance(obj.a, S.Daily) and isinstance(obj.b, S.Daily):
+        lo, hi = hours["daytime"]  # an hour that may be either half of the day: the half in the daytime
+        return obj.a if lo * 3600 <= obj.a.offset.total_seconds() < hi * 3600 else obj.b
     if isinstance(obj, S.NthWithin) and _month_weeks(obj.fine, obj.coarse.grain, sevens):
         return dataclasses.replace(obj, fine=S.SevenDays())
     if isinstance(obj, Within) and obj.nth is not None and _month_weeks(obj.fine, grain_of(obj.coarse), sevens):

@@ -101,7 +101,7 @@ def nth_time(m):
 
 
 # ---- a session named by its day ------------------------------------------------------------------------------------
-@G.rule("the session on d", lit(rf"(?:the|our)\s+(?:1|ones?|{SESS})\s+(?:on|of|from)\s+"),
+@G.rule("the session on d", lit(rf"(?:the|our)\s+(?:1|ones?|{SESS})\s+(?:on|of)\s+"),
         Of(lambda v: isinstance(v, Time) and not v.latent))
 def dated_session(m, t):  # "from the session on July 15 up to the one on August 25": the days
     return t
