@@ -242,10 +242,11 @@ class Placer(DerivedPlacing, RangePlacing):
                 s = first(t.base.series.forward(cal.unit(p.start, period, step)[0]))
                 if s is not None and s[0].weekday() == t.weekday:
                     found.append(s)
+            # the lean's side first; a weekday that matches only on the other side still says which year it is
             if lean == "past":
-                found = [s for s in found if s[0] <= self.reference]
+                found = [s for s in found if s[0] <= self.reference] or found
             elif lean == "future":
-                found = [s for s in found if s[0] >= self.reference]
+                found = [s for s in found if s[0] >= self.reference] or found
             if found:
                 s = min(found, key=lambda s: abs(s[0] - self.reference))
                 self.note("weekday", WEEKDAYS[t.weekday].capitalize(),

@@ -272,7 +272,8 @@ def the_season(m):
 
 # ---- composition of dates ------------------------------------------------------------------------------------------
 @G.rule("time time", Of(is_time), optional(",", "of", "in", "on", "at", "-", "@", "the", "for", ", a", "which was a",
-                                          ", which was a", ", the"), Of(is_time))
+                                          ", which was a", ", the", "around", "about", "at around", "at about"),
+        Of(is_time))
 def time_time(a, _, b):
     if isinstance(a, Bare) or isinstance(b, Bare):
         # a number's reading comes from the rules that say which it is ("Friday the 13th", "10 tonight"); beside a

@@ -320,7 +320,8 @@ def _contradict(a: S.Series, b: S.Series) -> bool:
 
 def shared_range(rng: Range, other: Time) -> Range | None:
     """A range and a time written once for both its ends: "from 4 to 22" + "this month", "tomorrow" + "between 8am
-    and 2pm", "nov 18 - dec 19" + "2015". The time must be coarser than the ends."""
+    and 2pm", "nov 18 - dec 19" + "2015". The time must be coarser than the ends; in a part of the day, clock-time
+    ends take its half of the day ("between 7 and 9:30 last night": 19:00 to 21:30)."""
     if cal.rank(grain_of(other)) <= cal.rank(grain_of(rng.start)) and not isinstance(rng.start, Bare):
         return None
     if isinstance(other, Bare) or other.latent and not isinstance(other, Absolute):
@@ -328,22 +329,21 @@ def shared_range(rng: Range, other: Time) -> Range | None:
     shared = other if rng.shared is None else intersect(rng.shared, other)
     if shared is None:
         return None
+    name = part_name(other)
+    if name:
+        rng = replace(rng, start=in_part(rng.start, name), end=in_part(rng.end, name))
     return replace(rng, shared=shared, latent=False)
 
 
-def bind(end: Time, coarse: Time) -> Time | None:
-    """One end of a range inside the time written for both ends; a bare number becomes a day of the month or an hour
-    by what it lies in, and a clock time in a part of the day takes its half of the day."""
+def in_part(end: Time, part: str) -> Time:
+    """A range's end read in a part of the day: a bare number is an hour, and an hour takes that part's half."""
     if isinstance(end, Bare):
-        end = end.as_hour() if cal.rank(grain_of(coarse)) <= cal.rank("day") else end.as_day()
-        if end is None:
-            return None
-    name = part_name(coarse)
-    if name and is_clock(end):
-        end = clock_in_part(end, name)
-    if end.definite and not isinstance(end, Relative):
-        return end
-    return intersect(end, coarse) or end
+        hour = end.as_hour()
+        if hour is None:
+            return end
+        end = hour
+    clock = clock_of(end)
+    return end if clock is None else with_clock(end, clock_in_part(clock, part))
 
 
 class Bare(Recurring):
