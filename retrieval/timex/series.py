@@ -114,56 +114,50 @@ def half_of_year(n: int) -> Where:
     return Where("half", ("half", n), lambda d: (d.month - 1) // 6 + 1 == n, 2)
 
 
+class _Offset(Series):
+    """Spans at a fixed ``offset`` into every unit of a cycle (``unit``), ``length`` long."""
+
+    unit: str = "day"
+    offset: timedelta
+    length: timedelta
+
+    def forward(self, t: datetime) -> Iterator[Span]:
+        unit = cal.add(cal.floor(t, self.unit), self.unit, -1)
+        while True:
+            start = unit + self.offset
+            if start + self.length > t:
+                yield start, start + self.length
+            unit = cal.add(unit, self.unit, 1)
+
+    def backward(self, t: datetime) -> Iterator[Span]:
+        unit = cal.add(cal.floor(t, self.unit), self.unit, 1)
+        while True:
+            start = unit + self.offset
+            if start <= t:
+                yield start, start + self.length
+            unit = cal.add(unit, self.unit, -1)
+
+
 @dataclass(frozen=True)
-class Daily(Series):
+class Daily(_Offset):
     """Spans at a fixed offset into every day: a clock time (08:00 for an hour), a part of the day (08:00-12:00)."""
 
     offset: timedelta
     length: timedelta
     grain: str = "hour"
     name: str | None = None  # a part of the day's name: its hours are a convention
-
-    def forward(self, t: datetime) -> Iterator[Span]:
-        day = cal.floor(t, "day") - timedelta(days=1)
-        while True:
-            start = day + self.offset
-            if start + self.length > t:
-                yield start, start + self.length
-            day += timedelta(days=1)
-
-    def backward(self, t: datetime) -> Iterator[Span]:
-        day = cal.floor(t, "day") + timedelta(days=1)
-        while True:
-            start = day + self.offset
-            if start <= t:
-                yield start, start + self.length
-            day -= timedelta(days=1)
+    unit = "day"
 
 
 @dataclass(frozen=True)
-class Weekly(Series):
+class Weekly(_Offset):
     """Spans at a fixed offset into every Monday-to-Sunday week: the weekend (Saturday and Sunday), the working
     week (Monday to Friday)."""
 
     offset: timedelta
     length: timedelta
     grain: str = "weekend"
-
-    def forward(self, t: datetime) -> Iterator[Span]:
-        week = cal.floor(t, "week") - timedelta(days=7)
-        while True:
-            start = week + self.offset
-            if start + self.length > t:
-                yield start, start + self.length
-            week += timedelta(days=7)
-
-    def backward(self, t: datetime) -> Iterator[Span]:
-        week = cal.floor(t, "week") + timedelta(days=7)
-        while True:
-            start = week + self.offset
-            if start <= t:
-                yield start, start + self.length
-            week -= timedelta(days=7)
+    unit = "week"
 
 
 @dataclass(frozen=True)
