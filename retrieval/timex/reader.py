@@ -211,12 +211,7 @@ def _find(sentence: str, text: str, span: tuple[int, int]) -> tuple[int, int] | 
 
 
 def _aware(d: datetime, tz) -> datetime:
-    if tz is None:
-        return d
-    aware = d.replace(tzinfo=tz)
-    if hasattr(tz, "key") or not isinstance(tz, type(aware.tzinfo)):
-        return aware
-    return aware
+    return d if tz is None else d.replace(tzinfo=tz)
 
 
 # ---- conventions inside values ---------------------------------------------------------------------------------------

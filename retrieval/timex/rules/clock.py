@@ -189,5 +189,3 @@ def weekend_of_t(m, t):
 def t_weekend(t, m):
     return Part(base=t, part="weekend", kind="weekend")
 
-
-__all__ = ["G", "Now", "part", "weekend", "working_week"]

@@ -32,7 +32,6 @@ from retrieval.timex.rules.parts import (
     month_number,
     month_time,
     part_name,
-    unit_time,
     weekday_number,
     weekday_time,
     year_time,
@@ -355,6 +354,3 @@ def first_n_units_of(m, coarse):
                      end=Within(fine=fine, coarse=coarse, nth=n, kind=unit), kind="span")
     return Range(start=Within(fine=fine, coarse=coarse, nth=-n, kind=unit),
                  end=Within(fine=fine, coarse=coarse, nth=-1, kind=unit), kind="span")
-
-
-__all__ = ["G", "unit_time", "weekday_time"]

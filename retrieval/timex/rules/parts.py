@@ -68,14 +68,6 @@ def is_duration(v: object) -> bool:
     return isinstance(v, Duration)
 
 
-def is_range(v: object) -> bool:
-    return isinstance(v, Range)
-
-
-def is_day_or_coarser(v: object) -> bool:
-    return isinstance(v, Time) and cal.rank(grain_of(v)) >= cal.rank("day")
-
-
 def grain_of(t: Time) -> str:
     """The grain a time is written at: "Friday" day, "March" month, "8am" hour, a range its start's."""
     if isinstance(t, Range):
@@ -109,10 +101,6 @@ def month_time(year: int | None, month: int) -> Time:
         return Recurring(series=S.month_of_year(month), period="year", kind="month", relative="nearest")
     start = datetime(year, month, 1)
     return Absolute(series=S.one((start, cal.add_months(start, 1)), "month"), kind="month")
-
-
-def unit_time(start: datetime, grain: str, kind: str) -> Absolute:
-    return Absolute(series=S.one(cal.unit(start, grain), grain), kind=kind)
 
 
 def year_time(year: int, latent: bool = False) -> Absolute:

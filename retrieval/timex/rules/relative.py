@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from retrieval.timex.grammar import Grammar, Of, lit, optional, words
 from retrieval.timex.lexicon import UNITS
 from retrieval.timex.rules.parts import (
-    clock_time,
     grain_of,
     is_duration,
     is_firm,
@@ -372,6 +371,3 @@ def to_date(m):
                      r"these\s+days|nowadays|in\s+the\s+past|in\s+the\s+future|soon|someday|one\s+day)\b"))
 def vague(m):
     return Vague()
-
-
-__all__ = ["G", "LastWeek", "clock_time"]
