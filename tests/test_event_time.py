@@ -173,3 +173,15 @@ def test_timeless_texts_are_remembered_and_timed_ones_are_not():
     assert read_event_time("Nice to meet you!", MON).time is None
     assert "I went yesterday" not in event_time._TIMELESS  # resolved anew against each timestamp
     assert reading("I went yesterday", MON)[0] == date(2023, 7, 16)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The dentist is on the 14th.", (date(2025, 4, 14), date(2025, 4, 15), "day")),  # a plan: forward
+    ("The wedding is on Friday the 2nd!", (date(2025, 5, 2), date(2025, 5, 3), "day")),
+    ("I start at the new job on the 2nd of June.", (date(2025, 6, 2), date(2025, 6, 3), "day")),
+    ("The race was on the 2nd.", (date(2025, 4, 2), date(2025, 4, 3), "day")),  # a story: back
+    ("We adopted the cat two weeks ago.", (date(2025, 3, 20), date(2025, 3, 27), "week")),
+])
+def test_plans_read_forward_and_stories_back(text, expected):
+    """The utterance's own tense picks the side a year-less date or weekday falls on."""
+    assert reading(text, datetime(2025, 4, 3, 18, tzinfo=ZoneInfo("Europe/London"))) == expected

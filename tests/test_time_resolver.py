@@ -253,3 +253,21 @@ def test_bare_unit_nouns_are_not_time_references():
     assert TimeResolver(NOW).resolve("How many sessions did we have?") == []
     (expr,) = TimeResolver(NOW).resolve("What did we discuss a few weeks back?")
     assert expr.unresolved
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("what did we say on the Tuesday after Easter?", [("2023-04-11", "2023-04-12")]),  # Easter 2023: 9 April
+    ("what did we talk about the weekend of April 29th?", [("2023-04-29", "2023-05-01")]),
+    ("the 2nd Friday before May 12", [("2023-04-28", "2023-04-29")]),  # May 12 is a Friday: the 5th, then the 28th
+    ("what did we discuss around 3 pm yesterday?", [("2023-10-21", "2023-10-22")]),  # the day, soft hours
+])
+def test_compositions_no_rule_names(text, expected):
+    """Phrases built from parts the grammar has, though no rule lists them."""
+    assert days(text) == expected
+
+
+def test_an_ordinal_counted_from_the_end_and_a_clock_time_as_soft_hours():
+    (e,) = resolved("what did we discuss in our second-to-last conversation?")
+    assert e.session_positions == (-2, -2)
+    (e,) = resolved("what did we say around 3 pm yesterday?")
+    assert e.hours == (14, 17)

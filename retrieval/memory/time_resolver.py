@@ -120,7 +120,7 @@ class TimeResolver:
 
 _DATED_SESSION = re.compile(r"^(?:the|our)\s+(?:1|ones?|sessions?|discussions?|conversations?|chats?|talks?|meetings?)"
                             r"\s+(?=on\b|of\b)")
-_PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout|around|about|roughly|approximately|circa|"
+_PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout|around|roughly|approximately|circa|"
                           r"sometime\s+in|some\s+time\s+in)\s+$")
 
 

@@ -143,6 +143,16 @@ def n_next_units(m):
     return window(duration(float(m[1]), m[3]), 1 if m[2] in ("next", "coming", "upcoming", "following") else -1)
 
 
+@G.rule("the weekday after t", lit(r"(?:the\s+)?(?:(\d)(?:st|nd|rd|th)\s+)?"),
+        Of(lambda v: is_recurring(v) and v.kind == "weekday" and not v.latent),
+        words("after", "following", "before", "preceding"), Of(is_anchor))
+def weekday_after(m, wd, w, t):  # "the Tuesday after Easter", "the second Friday before the wedding on May 2"
+    if cal_rank(t) < cal_rank_of("day"):
+        return None
+    return Counted(series=wd.series, n=int(m[1] or 1), sign=-1 if w[0] in ("before", "preceding") else 1,
+                   base=t.but(latent=False), kind="weekday")
+
+
 @G.rule("n weekends ago", lit(r"(\d+|an?)\s+week-?ends?\s+(ago|from\s+now|later)\b"))
 def weekends_ago(m):
     from retrieval.timex.rules.clock import weekend
@@ -159,6 +169,18 @@ def weekdays_from_now(m, wd, w):
 
 
 # ---- windows -------------------------------------------------------------------------------------------------------
+def cal_rank(t: Time) -> float:
+    from retrieval.timex import calendar as cal
+
+    return cal.rank(grain_of(t))
+
+
+def cal_rank_of(grain: str) -> float:
+    from retrieval.timex import calendar as cal
+
+    return cal.rank(grain)
+
+
 def window(d: Duration, sign: int, style: str = "rolling", base: Time | None = None) -> Window:
     if base is None and style == "rolling" and d.finest in CYCLE_WINDOWS:
         style = "cycles"

@@ -63,7 +63,7 @@ def before_last(m):
     return SessionRef(kind="relative_session", positions=(-2, -2))
 
 
-@G.rule("nth to last session", lit(rf"(?:the\s+)?(\d+)(?:st|nd|rd|th)\s+(?:to|from)\s+(?:the\s+)?last\s+{SESS}"))
+@G.rule("nth to last session", lit(rf"(?:the\s+)?(\d+)(?:st|nd|rd|th)[\s-]+(?:to|from)[\s-]+(?:the\s+)?last\s+{SESS}"))
 def nth_to_last(m):
     n = int(m[1])
     return SessionRef(kind="relative_session", positions=(-n, -n))
