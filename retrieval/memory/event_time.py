@@ -163,14 +163,8 @@ def _event(m: Mention, norm: str, said: datetime) -> EventTime | str | None:
 
 def _granularity(v: V.Time, m: Mention) -> str:
     if isinstance(v, V.Part) and v.part in ("earlier", "later", "rest"):
-        return GRAINS.get(_inner_grain(v.base), "span")
+        return GRAINS.get(V.grain_of(v.base), "span")
     return GRAINS.get(m.grain or "", "span")
-
-
-def _inner_grain(v: V.Time) -> str:
-    from retrieval.timex.rules.parts import grain_of
-
-    return grain_of(v)
 
 
 def _event_kind(v: V.Time) -> str:

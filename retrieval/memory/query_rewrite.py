@@ -18,8 +18,11 @@ from datetime import datetime
 
 from retrieval.data.types import ContextTurn
 from retrieval.memory.question_parts import question_sentence
-from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
+from retrieval.memory.time_resolver import TimeExpression, TimeResolver, compose, normalise
+from retrieval.timex import values as V
 from retrieval.timex.lexicon import PARTS_OF_DAY
+from retrieval.timex.rules.clock import part
+from retrieval.timex.rules.parts import intersect
 
 logger = logging.getLogger(__name__)
 
@@ -73,11 +76,6 @@ def _referent(anaphor: str, found: Sequence[TimeExpression]) -> str:
 def _referent_expressions(e: TimeExpression, found: list[TimeExpression], now: datetime) -> list[TimeExpression]:
     """What a reference back means, as expressions: the session after the one then, the week or the morning of that
     day (composed from the earlier expression's value and placed anew), else the earlier expressions."""
-    from retrieval.memory.time_resolver import compose
-    from retrieval.timex import values as V
-    from retrieval.timex.rules.clock import part
-    from retrieval.timex.rules.parts import intersect
-
     text = _referent(e.anaphor, found)
     if e.anaphor == "after":
         return [TimeExpression(text, e.span, "session_shift", session_shift=(1, 1), anchor=found[0])]

@@ -27,9 +27,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 
 from retrieval.timex import QUESTION, Context, Conventions, Mention, normalise, read
+from retrieval.timex import series as S
 from retrieval.timex import values as V
 from retrieval.timex.lexicon import MONTHS, WEEKDAYS
-from retrieval.timex.rules.parts import part_name
+from retrieval.timex.reader import place_value
+from retrieval.timex.rules.parts import part_name, weekday_of
 
 __all__ = ["OPEN_START", "TimeExpression", "TimeResolver", "compose", "expressions", "normalise"]
 
@@ -249,8 +251,6 @@ def _days_back(v: V.Time) -> int | None:
 
 
 def _weekday(v: V.Time) -> int | None:
-    from retrieval.timex.rules.parts import weekday_of
-
     return weekday_of(v)
 
 
@@ -264,8 +264,6 @@ def _part(v: V.Time) -> str | None:
 
 
 def _part_in(series) -> str | None:
-    from retrieval.timex import series as S
-
     if isinstance(series, S.Daily) and series.grain == "part_of_day":
         return series.name
     if isinstance(series, S.Intersect):
@@ -301,8 +299,6 @@ def compose(value: V.Time, now: datetime, text: str, span: tuple[int, int],
             conventions: Conventions = QUESTION) -> TimeExpression:
     """A time composed from parts the grammar read elsewhere (the week of a day an earlier turn named), placed as a
     question's expression of ``text`` at ``span``."""
-    from retrieval.timex.reader import place_value
-
     context = Context(now, lean="past", conventions=conventions)
     placed = place_value(value, context, text)
     placed.span = span
@@ -316,8 +312,6 @@ _ANCHOR_TEXT = re.compile(r"^.*?\b(?:before|after|following|preceding|prior\s+to
 def _anchor_expression(value: object, m: Mention, context: Context) -> TimeExpression | None:
     """The anchor of a shift ("the session right before | the one on May 8"), read as an expression of its own;
     its text is what follows the shift's words."""
-    from retrieval.timex.reader import place_value
-
     text = _ANCHOR_TEXT.sub("", m.text)
     placed = place_value(value, context, text)
     placed.span = (m.span[1] - len(text), m.span[1])

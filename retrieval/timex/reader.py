@@ -190,22 +190,19 @@ def place_value(value: object, context: Context, text: str = "") -> Mention:
 def _place(m: Mention, value: Time, context: Context, reference: datetime, tz, sentence: str) -> None:
     lean, why = context.lean, "the context says so"
     if lean is None:
-        span = _find(sentence, m.text, m.span)
+        span = _find(sentence, m.text)
         lean, why = lean_of(sentence, span)
     placer = Placer(reference, context.conventions, lean, why)
     try:
         p: Placed = placer.place(with_conventions(value, context.conventions))
-    except Unplaceable as e:
-        m.unresolved = f"{m.text!r}: {e}"
-        return
-    except (OverflowError, ValueError) as e:  # a date outside the calendar ("year 99999")
+    except (Unplaceable, OverflowError, ValueError) as e:  # the last two: a date outside the calendar ("year 99999")
         m.unresolved = f"{m.text!r}: {e}"
         return
     m.interval = (_aware(p.start, tz), _aware(p.end, tz))
     m.grain, m.point, m.choices = p.grain, p.point, p.choices
 
 
-def _find(sentence: str, text: str, span: tuple[int, int]) -> tuple[int, int] | None:
+def _find(sentence: str, text: str) -> tuple[int, int] | None:
     at = sentence.find(text)
     return (at, at + len(text)) if at >= 0 else None
 

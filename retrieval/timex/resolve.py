@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from retrieval.timex import calendar as cal
 from retrieval.timex.calendar import Span
 from retrieval.timex.context import Conventions
+from retrieval.timex.lexicon import WEEKDAYS
 from retrieval.timex.placed import OPEN_START, Choice, Placed, Unplaceable, take
 from retrieval.timex.resolve_ranges import RangePlacing
 from retrieval.timex.resolve_spans import DerivedPlacing
@@ -229,8 +230,6 @@ class Placer(DerivedPlacing, RangePlacing):
         """A date with its weekday: a date without its year (or month) is taken in the year (month) next to the one
         the context picks in which it falls on that weekday ("Thursday the 21st", "Friday, June 9th"); a date that
         does not fall on it is read as the date, and the mismatch noted."""
-        from retrieval.timex.lexicon import WEEKDAYS
-
         p = self._place(t.base, anchor, lean)
         if p.start.weekday() == t.weekday:
             return p

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta
 
 from retrieval.timex import calendar as cal
 from retrieval.timex.placed import OPEN_START, Placed, Unplaceable, take
+from retrieval.timex.rules.parts import Bare
 from retrieval.timex.series import Series, first
-from retrieval.timex.values import Bound, Range, Recurring, Time
+from retrieval.timex.values import Bound, Range, Recurring, Time, grain_of
 
 
 class RangePlacing:
@@ -46,7 +47,7 @@ class RangePlacing:
         follows it), days and months from the end back (the start is the latest one up to it, in the shared time
         when it has one there)."""
         c = self._place(t.shared, anchor, lean)
-        fine = cal.rank(grain_of_time(t.end)) < cal.rank("day")
+        fine = cal.rank(grain_of(t.end)) < cal.rank("day")
         s_series, e_series = _series_of(t.start, c), _series_of(t.end, c)
         if fine:
             start = self._in(t.start, s_series, c, None)
@@ -110,17 +111,9 @@ class RangePlacing:
         return Placed(out[0], out[1], "span")
 
 
-def grain_of_time(t: Time) -> str:
-    from retrieval.timex.rules.parts import grain_of
-
-    return grain_of(t)
-
-
 def _series_of(t: Time, c: Placed) -> Series | None:
     """The spans an end of a shared range may take: a recurring end's own (a bare number's as an hour or a day of
     the month by the shared time's grain); None for an end that places on its own."""
-    from retrieval.timex.rules.parts import Bare
-
     if isinstance(t, Bare):
         t = t.as_hour() if cal.rank(c.grain) <= cal.rank("day") or c.grain == "part_of_day" else t.as_day()
     return t.series if isinstance(t, Recurring) else None

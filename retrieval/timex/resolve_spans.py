@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from retrieval.timex import calendar as cal
 from retrieval.timex.calendar import Span
 from retrieval.timex.placed import Placed, Unplaceable, take
+from retrieval.timex.rules.holidays import weekend_of
 from retrieval.timex.values import Counted, Now, Part, Shifted, Window
 
 
@@ -81,8 +82,6 @@ class DerivedPlacing:
         s, e, grain = b.start, b.end, b.grain
         ref = self.reference
         if t.part in ("weekend", "week"):
-            from retrieval.timex.rules.holidays import weekend_of
-
             if t.part == "week":
                 return Placed(*cal.unit(s, "week"), "week")
             first_day, after = weekend_of(s.date())

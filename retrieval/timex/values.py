@@ -273,6 +273,21 @@ class Invalid(Time):
     reason: str
 
 
+def grain_of(t: Time) -> str:
+    """The grain a time is written at: "Friday" day, "March" month, "8am" hour, a range its start's."""
+    if isinstance(t, Range):
+        return grain_of(t.start)
+    for attr in ("grain",):
+        g = getattr(t, attr, None)
+        if isinstance(g, str):
+            return g
+    for attr in ("base", "target", "coarse"):
+        inner = getattr(t, attr, None)
+        if isinstance(inner, Time):
+            return grain_of(inner)
+    return "day"
+
+
 @dataclass(frozen=True, kw_only=True)
 class SessionRef:
     """A reference to the sessions or messages of a log: ``positions`` (first, last; 1-based, negative from the

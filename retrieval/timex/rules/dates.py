@@ -36,7 +36,7 @@ from retrieval.timex.rules.parts import (
     weekday_time,
     year_time,
 )
-from retrieval.timex.values import Absolute, Invalid, Recurring
+from retrieval.timex.values import Absolute, Invalid, Range, Recurring, Within
 
 G = Grammar()
 
@@ -92,8 +92,6 @@ def cy(m):
 
 @G.rule("year range", lit(rf"({YEAR4})\s*[-~]\s*({YEAR4})(?![\d:/.\-])"))
 def year_range(m):
-    from retrieval.timex.values import Range
-
     return Range(start=year_time(int(m[1])), end=year_time(int(m[2])), kind="span")
 
 
@@ -321,8 +319,6 @@ def nth_unit_of(m, coarse):
     fine = S.Cycle(m[3])
     if isinstance(coarse, Recurring):
         return Recurring(series=S.NthWithin(n, fine, coarse.series), period=coarse.period, kind=m[3])
-    from retrieval.timex.values import Within
-
     return Within(fine=fine, coarse=coarse, nth=n, kind=m[3])
 
 
@@ -336,16 +332,12 @@ def nth_weekday_of(t, _, coarse):
         return None
     if isinstance(coarse, Recurring):
         return Recurring(series=S.NthWithin(sr.n, sr.fine, coarse.series), period=coarse.period, kind=t.kind)
-    from retrieval.timex.values import Within
-
     return Within(fine=sr.fine, coarse=coarse, nth=sr.n, kind=t.kind)
 
 
 @G.rule("the first 2 weeks of Y", lit(r"(?:the\s+)?(first|1st|last)\s+(\d{1,2})\s+(days|weeks|months|quarters)\s+of\b"),
         Of(lambda v: is_time(v) and not isinstance(v, Bare)))
 def first_n_units_of(m, coarse):
-    from retrieval.timex.values import Range, Within
-
     n, unit = int(m[2]), m[3].rstrip("s")
     fine = S.Cycle(unit)
     coarse = coarse.but(latent=False)

@@ -27,6 +27,7 @@ from retrieval.timex.values import (
     Shifted,
     Time,
     Within,
+    grain_of,
 )
 
 # ---- fragments ---------------------------------------------------------------------------------------------------
@@ -66,21 +67,6 @@ def is_recurring(v: object) -> bool:
 
 def is_duration(v: object) -> bool:
     return isinstance(v, Duration)
-
-
-def grain_of(t: Time) -> str:
-    """The grain a time is written at: "Friday" day, "March" month, "8am" hour, a range its start's."""
-    if isinstance(t, Range):
-        return grain_of(t.start)
-    for attr in ("grain",):
-        g = getattr(t, attr, None)
-        if isinstance(g, str):
-            return g
-    for attr in ("base", "target", "coarse"):
-        inner = getattr(t, attr, None)
-        if isinstance(inner, Time):
-            return grain_of(inner)
-    return "day"
 
 
 # ---- atoms as times --------------------------------------------------------------------------------------------------

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval.timex import calendar as cal
 from retrieval.timex.grammar import Grammar, Of, lit, optional, words
 from retrieval.timex.lexicon import UNITS
+from retrieval.timex.rules.clock import weekend
 from retrieval.timex.rules.parts import (
+    Bare,
     grain_of,
     is_duration,
     is_firm,
@@ -20,7 +23,7 @@ from retrieval.timex.rules.parts import (
     part_of,
     pick,
 )
-from retrieval.timex.values import Counted, Duration, Now, Recurring, Relative, Shifted, Time, Vague, Window
+from retrieval.timex.values import Counted, Duration, Now, Range, Recurring, Relative, Shifted, Time, Vague, Window
 
 G = Grammar()
 
@@ -77,8 +80,6 @@ def few_units(m):
 
 @G.rule("duration duration", Of(is_duration), optional(",", "and", ", and"), Of(is_duration))
 def duration_sum(a, _, b):
-    from retrieval.timex import calendar as cal
-
     if {g for g, _ in a.parts} & {g for g, _ in b.parts} or a.fuzzy or b.fuzzy:
         return None  # "1 month 21 days", "1 month 2 years"; never "3 days 2 days"
     if cal.rank(a.finest) < cal.rank("day") < cal.rank(b.finest):
@@ -110,8 +111,6 @@ def d_later(d, w):
 
 def is_anchor(v: object) -> bool:
     """A time another is counted from: any but a bare number ("since 2011" reads a bare year as one)."""
-    from retrieval.timex.rules.parts import Bare
-
     return is_time(v) and not isinstance(v, Bare) and (not v.latent or grain_of(v) in ("year", "month"))
 
 
@@ -147,7 +146,7 @@ def n_next_units(m):
         Of(lambda v: is_recurring(v) and v.kind == "weekday" and not v.latent),
         words("after", "following", "before", "preceding"), Of(is_anchor))
 def weekday_after(m, wd, w, t):  # "the Tuesday after Easter", "the second Friday before the wedding on May 2"
-    if cal_rank(t) < cal_rank_of("day"):
+    if cal.rank(grain_of(t)) < cal.rank("day"):
         return None
     return Counted(series=wd.series, n=int(m[1] or 1), sign=-1 if w[0] in ("before", "preceding") else 1,
                    base=t.but(latent=False), kind="weekday")
@@ -155,8 +154,6 @@ def weekday_after(m, wd, w, t):  # "the Tuesday after Easter", "the second Frida
 
 @G.rule("n weekends ago", lit(r"(\d+|an?)\s+week-?ends?\s+(ago|from\s+now|later)\b"))
 def weekends_ago(m):
-    from retrieval.timex.rules.clock import weekend
-
     n = 1 if m[1] in ("a", "an") else int(m[1])
     return Counted(series=weekend().series, n=n, sign=-1 if m[2] == "ago" else 1, base=NOW, kind="weekend")
 
@@ -169,18 +166,6 @@ def weekdays_from_now(m, wd, w):
 
 
 # ---- windows -------------------------------------------------------------------------------------------------------
-def cal_rank(t: Time) -> float:
-    from retrieval.timex import calendar as cal
-
-    return cal.rank(grain_of(t))
-
-
-def cal_rank_of(grain: str) -> float:
-    from retrieval.timex import calendar as cal
-
-    return cal.rank(grain)
-
-
 def window(d: Duration, sign: int, style: str = "rolling", base: Time | None = None) -> Window:
     if base is None and style == "rolling" and d.finest in CYCLE_WINDOWS:
         style = "cycles"
@@ -305,8 +290,6 @@ def unit_after_next(m):
         return None
     offset = 2 if m[2] == "after" else -2
     if m[1] == "weekend":
-        from retrieval.timex.rules.clock import weekend
-
         return pick(weekend(), offset)
     return Relative(grain=m[1], offset=offset, kind=m[1])
 
@@ -380,8 +363,6 @@ def end_of_day(m):
 
 @G.rule("year to date", lit(r"(year|month|week)\s+to\s+date\b|(ytd|mtd)\b"))
 def to_date(m):
-    from retrieval.timex.values import Range
-
     grain = m[1] or {"ytd": "year", "mtd": "month"}[m[2]]
     return Range(start=Relative(grain=grain, offset=0, kind=grain), end=Relative(grain="day", offset=0, kind="day"),
                  inclusive=False, kind="span")
