@@ -235,7 +235,13 @@ class CTBLSPipeline:
                                  count_tokens=count, system_prompt=self.system_prompt)
 
     def answer(self, history: History, query: str, table_id: str | None = None) -> Answer:
-        """Answer ``query`` after ``history`` (earlier (query, answer) pairs, oldest first)."""
+        """Answer ``query`` after ``history`` (earlier (query, answer) pairs, oldest first): :meth:`extract`, then
+        :meth:`respond`."""
+        return self.respond(self.extract(history, query, table_id), history, query)
+
+    def extract(self, history: History, query: str, table_id: str | None = None) -> Answer:
+        """The first two stages and the extractive answer (the top cell's value): the table (``table_id``, or
+        retrieved) and its top cells, without the LLM."""
         if table_id is None:
             table_id, table_score = self.choose_table(history, query)
         else:
@@ -244,13 +250,18 @@ class CTBLSPipeline:
             table_score = None
         cells = self.rank_cells(history, query, table_id)
         extractive = cells[0].value if cells else ""
-        result = Answer(answer=extractive, table_id=table_id, table_title=self.tables[table_id].title,
-                        table_score=table_score, cells=[(c.cell_id, c.text, c.score) for c in cells],
-                        extractive=extractive)
+        return Answer(answer=extractive, table_id=table_id, table_title=self.tables[table_id].title,
+                      table_score=table_score, cells=[(c.cell_id, c.text, c.score) for c in cells],
+                      extractive=extractive)
+
+    def respond(self, result: Answer, history: History, query: str) -> Answer:
+        """The third stage: the LLM's answer from :meth:`extract`'s cells (``result`` itself without an LLM, or with
+        the extractive fine stage; the top cell's value kept, with the error, when the LLM fails)."""
         if self.llm is None or self.fine_stage == "extractive":
             return result
+        cells = [RankedCell(i, self.tables[i[0]].cell(i[1], i[2]).text, t, s) for i, t, s in result.cells]
         if self.fine_stage == "spans":
-            return self._choose_span(result, history, query, table_id, cells)
+            return self._choose_span(result, history, query, result.table_id, cells)
         result.prompt = self.messages(history, query, cells)
         try:
             generation = self.llm.generate([result.prompt], max_new_tokens=self.max_new_tokens,

@@ -1,0 +1,5 @@
+import sys
+
+from retrieval.app.page import main
+
+sys.exit(main())
