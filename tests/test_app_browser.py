@@ -15,17 +15,19 @@ from pathlib import Path
 import pytest
 from app_fixtures import tiny_services
 
-CHROMIUM = os.environ.get("CTBLS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = next((c for c in (os.environ.get("CTBLS_CHROMIUM"), shutil.which("chromium"),
+                              shutil.which("chromium-browser")) if c and Path(c).is_file()), None)
 try:
     from playwright.sync_api import sync_playwright
 except ImportError:  # pragma: no cover - make test installs it
     sync_playwright = None
 
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: install Debian's chromium (.ci/run does) or set "
-                                                "CTBLS_CHROMIUM to its binary"),
-    pytest.mark.skipif(sync_playwright is None, reason="Playwright is not installed (pip install playwright)"),
-]
+MISSING = ("no Chromium: install Debian's chromium (.ci/run does) or set CTBLS_CHROMIUM to its binary"
+           if CHROMIUM is None else "Playwright is not installed (pip install playwright)" if sync_playwright is None
+           else None)
+# .ci/run sets CTBLS_REQUIRE_BROWSER: there a missing browser fails the tests instead of skipping them
+REQUIRED = os.environ.get("CTBLS_REQUIRE_BROWSER", "") not in ("", "0")
+pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=MISSING or "")
 # As root, on a closed network: no sandbox, and none of Chromium's background calls out.
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
@@ -53,6 +55,8 @@ def shots(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
+    if MISSING:
+        pytest.fail(f"CTBLS_REQUIRE_BROWSER is set, but {MISSING}")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield b
