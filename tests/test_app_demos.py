@@ -145,3 +145,32 @@ def test_page_mounts_in_a_fastapi_service(services):
         config = client.get("/app/config").json()
         ids = {c.get("props", {}).get("elem_id") for c in config["components"]}
         assert {"tables-question", "memory-question", "trends-question", "live-line"} <= ids
+
+
+def test_sqa_state_reranker_marks_its_cells(tiny_backbone, tmp_path):
+    import numpy as np
+    from ctbls_fixtures import write_checkpoints, write_tiny_ottqa
+    from sqa_fixtures import sqa_folder
+
+    from retrieval.app.tables_demo import TablesDemo
+    from retrieval.ctbls.state_features import FEATURES
+    from retrieval.ctbls.state_rerank import RerankSettings, StateReranker
+
+    dtr, tracker = write_checkpoints(tiny_backbone, tmp_path / "checkpoints")
+    rng = np.random.default_rng(0)
+    StateReranker(RerankSettings(n_estimators=5, max_depth=2)).fit(
+        rng.random((200, len(FEATURES))), rng.integers(0, 2, 200)).save(tracker)
+    demo = TablesDemo.load(write_tiny_ottqa(tmp_path / "ottqa"), sqa_folder(tmp_path / "sqa"), str(dtr), str(tracker),
+                           str(tracker), None)
+    assert demo.reranker is not None and not any("re-ranker" in n for n in demo.notes)
+    source, conversation = next(v for v in demo.conversations.values() if v[0] == "sqa")
+    dialogue = Dialogue(source, conversation)
+    for _ in range(2):  # the second turn reads the first's answer as the previous state
+        query, reference, cells = demo.next_reference(dialogue)
+        turn = demo.extract(dialogue, query, (reference, cells))
+        dialogue.turns.append(demo.respond(dialogue, turn))
+        assert len(turn.reranked) == demo.pipe(dialogue).k
+        assert all(uid == conversation.table_id for (uid, _, _), _ in turn.reranked)
+        assert all(0.0 <= p <= 1.0 for _, p in turn.reranked)
+    page = table_html(demo.table(dialogue, conversation.table_id), reranked=[i for i, _ in turn.reranked])
+    assert page.count("cell-rerank") == demo.pipe(dialogue).k

@@ -1,7 +1,7 @@
 """The web page: tables, memory, trends and a live memory, each result beside its baseline (Gradio Blocks).
 
-    python -m retrieval.app                      # http://127.0.0.1:7860, packaged models, shipped data
-    ctbls-app --dtr runs/demo/dtr --tracker runs/demo/state_tracker --llm none --port 7861
+    python -m retrieval.app.page     # http://127.0.0.1:7860, packaged models, shipped data
+    ctbls-app --dtr runs/demo/dtr --tracker runs/demo/state_tracker --llm none --port 7861   # the same, as a script
 
 Tabs:
 
@@ -130,6 +130,8 @@ class AppArguments:
     live: str | None = option("runs/app/live_memory", "the living memory's folder ('none': no Live tab)")
     output_dir: str = option("runs/app", "where trend analyses are written")
     cache_dir: str = option(help="embedding cache ('' for none)", default_factory=default_cache_dir)
+    llm_cache: str = option(help="sqlite cache of LLM answers ('' for none)",
+                            default_factory=lambda: default_cache_dir("generations.sqlite"))
     host: str = option("127.0.0.1", "address to serve on (127.0.0.1: this machine only)")
     port: int = option(7860, "port (0: the first free one from 7860)")
 
@@ -142,7 +144,7 @@ def load_services(a: AppArguments) -> Services:
     data = Path(a.data_dir)
     cache = a.cache_dir or None
     spec = llm_spec(a.llm)
-    backend = load_backend(spec, cache=default_cache_dir("generations.sqlite") if cache else None) if spec else None
+    backend = load_backend(spec, cache=a.llm_cache or None) if spec else None
     notes = []
     ottqa = data / "ottqa"
     tables = None
@@ -155,8 +157,11 @@ def load_services(a: AppArguments) -> Services:
     logs = shipped_logs(data)
     memory = MemoryDemo(encoder, logs, default_cache_dir("temporal") if cache else None)
     default_log = next(iter(logs), None)
-    if default_log:
-        memory.memory(default_log)
+    if default_log:  # embedded now, and every encoder run once: the first question pays neither
+        memory.memory(default_log).table.encode_query("warm up")
+    if tables is not None:
+        tables.pipes["ottqa"].retriever.encoder.encode_queries(["warm up"])
+        tables.pipes["ottqa"].tracker.encoder.encode_queries(["warm up"])
     trends = TrendsDemo(encoder, logs, Path(a.output_dir) / "trends", memory.cache_dir, backend)
     live = None if a.live in (None, "", "none") else a.live
     return Services(tables, memory, trends, live, default_log, notes)
@@ -192,7 +197,7 @@ def launch(page, host: str = "127.0.0.1", port: int | None = 7860, block: bool =
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    a = parse_config(AppArguments, argv, prog="python -m retrieval.app", description=__doc__.split("\n")[0])
+    a = parse_config(AppArguments, argv, prog="python -m retrieval.app.page", description=__doc__.split("\n")[0])
     try:
         services = load_services(a)
     except PAGE_ERRORS as e:
@@ -204,3 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cli() -> int:
     return main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
