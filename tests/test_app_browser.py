@@ -91,10 +91,13 @@ def pick(page, dropdown: str, text: str) -> None:
 
 
 def test_tables_tab_typed_question_and_replay(page, shots):
+    page.click("#tables-ask")  # nothing typed: said on the page
+    wait_text(page, "#tables-error", "the question is empty")
     page.fill("#tables-question textarea", "Which river flows through Egypt?")
     page.click("#tables-ask")
     wait_text(page, "#tables-answer", "LLM answer")
     page.wait_for_function("() => !document.querySelector('#tables-answer').innerText.includes('writing')")
+    assert "empty" not in page.inner_text("#tables-error")  # the earlier error is cleared
     assert page.locator("#tables-table td.cell-tracker").count() == 3  # the tracker's top k cells, numbered
     rankings = page.inner_text("#tables-rankings")
     assert "DTR" in rankings and "BM25" in rankings and "Longest rivers" in rankings
@@ -119,7 +122,7 @@ def test_memory_tab_known_rows_and_bad_upload(page, shots, tmp_path):
     assert "Rex" in page.inner_text("#memory-semantic") or page.locator("#memory-semantic tbody tr").count() >= 10
     assert "2023-05-02" in page.inner_text("#memory-reading")
     assert "keep rows with timestamp in" in page.inner_text("#memory-plan")
-    page.wait_for_selector("#memory-timeline img, #memory-timeline svg, #memory-timeline canvas")
+    page.wait_for_selector("#memory-timeline img")  # matplotlib figures are drawn as an image
     page.screenshot(path=str(shots / "memory.png"), full_page=True)
 
     page.fill("#memory-question textarea", "When did Ann book the trip to Lisbon?")
@@ -133,8 +136,12 @@ def test_memory_tab_known_rows_and_bad_upload(page, shots, tmp_path):
     page.screenshot(path=str(shots / "memory-bad-upload.png"), full_page=True)
 
 
-def test_trends_tab_plot_and_periods(page, shots):
+def test_trends_tab_plot_and_periods(page, shots, tmp_path):
     open_tab(page, "Trends")
+    bad = tmp_path / "notes.csv"
+    bad.write_text("when,what\n")
+    page.set_input_files("#trends-upload input[type=file]", str(bad))
+    wait_text(page, "#trends-error", "notes.csv: cannot be read as documents")
     page.fill("#trends-question textarea", "How has the talk about guitars evolved day by day?")
     page.click("#trends-go")
     page.wait_for_selector("#trends-volume img")
@@ -145,12 +152,18 @@ def test_trends_tab_plot_and_periods(page, shots):
 
 def test_live_tab_records_and_answers(page, shots):
     open_tab(page, "Live")
-    page.fill("#live-line textarea", "My sister Jo moved to Porto")
+    page.click("#live-say")
+    wait_text(page, "#live-error", "the message is empty")
+    long = "My sister Jo moved to Porto " + "and she loves the river and the bridges " * 8 + "said Jo at last"
+    page.fill("#live-line textarea", long)
     page.click("#live-say")
     wait_text(page, "#live-chat", "recorded [0]")
     page.fill("#live-line textarea", "What did I say about Porto?")
     page.click("#live-ask")
     wait_text(page, "#live-rows", "My sister Jo moved to Porto")
+    assert "said Jo at last" not in page.inner_text("#live-rows")  # cut at the page's width of a cell
+    page.locator("#live-rows [role=gridcell]").filter(has_text="My sister Jo").first.click()
+    wait_text(page, "#live-rows", "said Jo at last")  # the whole text on a click
     page.screenshot(path=str(shots / "live.png"), full_page=True)
 
 

@@ -7,7 +7,7 @@ import pytest
 from app_fixtures import tiny_services
 
 from retrieval.app.memory_demo import rows_table, shipped_logs
-from retrieval.app.render import cut, rankings_frame, table_html, when_html
+from retrieval.app.render import ROW_CHARS, cut, rankings_html, table_html, when_html
 from retrieval.app.tables_demo import Dialogue
 from retrieval.app.trends_demo import periods_frame
 from retrieval.data.jsonio import DataError
@@ -69,12 +69,13 @@ def test_table_html_escapes_and_cuts_long_cells():
     assert 'data-row="90"' in page and "90 more rows not shown" in page and 'class="gap"' in page
 
 
-def test_rankings_frame_puts_two_rankers_side_by_side(services):
+def test_rankings_html_puts_two_rankers_side_by_side(services):
     tables = services.tables.pipe(Dialogue()).tables
     a, b = sorted(tables)[:2]
-    frame = rankings_frame({"DTR": [(a, 0.9), (b, 0.5)], "BM25": [(b, 3.0)]}, tables, gold=b)
-    assert list(frame.columns) == ["rank", "DTR", "DTR score", "BM25", "BM25 score"]
-    assert frame["BM25"][0].endswith("✓") and frame["BM25"][1] == "" and frame["DTR score"][0] == 0.9
+    page = rankings_html({"DTR": [(a, 0.9), (b, 0.5)], "BM25": [(b, 3.0)]}, tables, gold=b)
+    assert "<th>rank</th><th>DTR</th><th>BM25</th>" in page
+    assert page.count("<tr>") == 3 and page.count("✓") == 2 and "0.900" in page and "3.000" in page
+    assert "no table to rank" in rankings_html({"DTR": [], "BM25": []}, tables)
 
 
 def test_memory_question_rows_reading_plan_and_baseline(services):
@@ -124,11 +125,11 @@ def test_shipped_logs_list_zyphra_and_locomo(data_dir):
     assert shipped_logs(data_dir / "nowhere") == {}
 
 
-def test_rows_table_cuts_long_texts():
+def test_rows_table_keeps_whole_texts_for_the_page_to_cut():
     frame = pd.DataFrame({"session": [1], "date": ["2023-05-01"], "time": ["10:00:00"], "speaker": ["Ann"],
                           "text": ["x" * 500]}, index=[7])
     shown = rows_table(frame)
-    assert shown["id"][0] == 7 and len(shown["text"][0]) == 160 and shown["text"][0].endswith("…")
+    assert shown["id"][0] == 7 and shown["text"][0] == "x" * 500 and shown["score"][0] is None
 
 
 def test_page_mounts_in_a_fastapi_service(services):
@@ -143,8 +144,10 @@ def test_page_mounts_in_a_fastapi_service(services):
         response = client.get("/app/")
         assert response.status_code == 200 and "text/html" in response.headers["content-type"]
         config = client.get("/app/config").json()
-        ids = {c.get("props", {}).get("elem_id") for c in config["components"]}
-        assert {"tables-question", "memory-question", "trends-question", "live-line"} <= ids
+        props = {c.get("props", {}).get("elem_id"): c.get("props", {}) for c in config["components"]}
+        assert {"tables-question", "memory-question", "trends-question", "live-line"} <= set(props)
+        for table in ("memory-rows", "memory-semantic", "live-rows", "trends-periods"):  # long texts cut, whole on
+            assert props[table]["max_chars"] == ROW_CHARS  # a click
 
 
 def test_sqa_state_reranker_marks_its_cells(tiny_backbone, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from retrieval.app.memory_demo import LiveMemory, MemoryDemo, rows_table
-from retrieval.app.render import PAGE_ERRORS, ROW_WIDTHS, error_html, esc, when_html
+from retrieval.app.render import PAGE_ERRORS, ROW_CHARS, ROW_WIDTHS, error_html, esc, when_html
 
 
 def build_live_tab(memories: MemoryDemo, live: LiveMemory) -> None:
@@ -28,7 +28,7 @@ def build_live_tab(memories: MemoryDemo, live: LiveMemory) -> None:
         lerror = gr.HTML(elem_id="live-error")
         lwhen = gr.HTML(elem_id="live-when")
         lrows = gr.Dataframe(label="Rows the question selected", elem_id="live-rows", wrap=True,
-                             column_widths=ROW_WIDTHS,
+                             column_widths=ROW_WIDTHS, max_chars=ROW_CHARS,
                              interactive=False)
 
         def on_say(messages, who, text):

@@ -107,13 +107,13 @@ def _op_text(op: dict) -> str:
     return text + soft
 
 
-def rows_table(rows: pd.DataFrame, scores: dict | None = None, max_text: int = 160) -> pd.DataFrame:
-    """Rows as the page lists them: id, session, when said, speaker, text (cut at ``max_text``; the whole text is in
-    the log and the JSON of ``ask --json``) and the score (empty for rows in time order)."""
+def rows_table(rows: pd.DataFrame, scores: dict | None = None) -> pd.DataFrame:
+    """Rows as the page lists them: id, session, when said, speaker, text (whole: the page's table cuts it at
+    :data:`~retrieval.app.render.ROW_CHARS` and shows the rest on a click) and the score (empty for rows in time
+    order)."""
     out = pd.DataFrame({"id": rows.index.astype(int), "session": rows["session"].astype(int),
                         "when": [f"{d} {t[:5]}" for d, t in zip(rows["date"], rows["time"])],
-                        "speaker": rows["speaker"],
-                        "text": [t if len(t) <= max_text else t[:max_text - 1] + "…" for t in rows["text"]]})
+                        "speaker": rows["speaker"], "text": list(rows["text"])})
     if scores:
         out["score"] = [round(float(scores[i]), 3) if i in scores else None for i in rows.index]
     elif "score" in rows:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from retrieval.app.memory_demo import LIVE_LABEL, LiveMemory, MemoryDemo, rows_table
-from retrieval.app.render import PAGE_ERRORS, ROW_WIDTHS, error_html, timeline_figure, when_html
+from retrieval.app.render import PAGE_ERRORS, ROW_CHARS, ROW_WIDTHS, error_html, timeline_figure, when_html
 
 
 def build_memory_tab(memories: MemoryDemo, live: LiveMemory, default_log: str | None) -> None:
@@ -40,13 +40,12 @@ def build_memory_tab(memories: MemoryDemo, live: LiveMemory, default_log: str | 
         reading = gr.Dataframe(headers=["part", "read as"], label="How the question was read",
                                elem_id="memory-reading", wrap=True, interactive=False)
         plan = gr.Markdown(elem_id="memory-plan", label="The plan")
-    timeline = gr.Plot(label="Timeline: the plan's rows (red) and semantic search's (blue circles)",
-                       elem_id="memory-timeline")
+    timeline = gr.Plot(show_label=False, elem_id="memory-timeline")
     with gr.Row():
         mrows = gr.Dataframe(label="The plan's rows", elem_id="memory-rows", wrap=True,
-                             column_widths=ROW_WIDTHS, interactive=False)
+                             column_widths=ROW_WIDTHS, max_chars=ROW_CHARS, interactive=False)
         srows = gr.Dataframe(label="Semantic-only search (baseline)", elem_id="memory-semantic", wrap=True,
-                             column_widths=ROW_WIDTHS,
+                             column_widths=ROW_WIDTHS, max_chars=ROW_CHARS,
                              interactive=False)
 
     def on_upload(path):

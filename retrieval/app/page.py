@@ -52,9 +52,10 @@ CSS = """
 .ctbls-table th { background: #f2f2f2; }
 .table-wrap { max-height: 420px; overflow: auto; max-width: 100%; }
 td.cell-tracker { background: #ffe8a3; }
+.rankings td.gold { background: #eef7ee; } .gold-mark { color: #2ca02c; font-weight: 700; }
 td.cell-rerank { box-shadow: inset 0 0 0 2px #2ca02c; }
 .cell-gold { outline: 2px dashed #d62728; outline-offset: -3px; }
-.cell-gold.legend { padding: 0 4px; }
+.cell-gold.legend { padding: 0 4px; outline-offset: 1px; }
 .badge { display: inline-block; min-width: 1.2em; margin-right: 4px; border-radius: 8px; font-size: 11px;
          text-align: center; color: white; }
 .badge.tracker { background: #c98a00; } .badge.rerank { background: #2ca02c; }

@@ -20,7 +20,8 @@ from retrieval.memory.when_answer import WhenAnswer
 PAGE_ERRORS = (*INPUT_ERRORS, ValueError, KeyError, RuntimeError)  # bad input: said on the page, in its error box
 ROW_WIDTHS = ["7%", "9%", "17%", "11%", "46%", "10%"]  # a rows table's columns: id, session, when, speaker, text, score
 
-CELL_CHARS = 80  # a cell's text shown before it is cut (the whole text in its tooltip)
+CELL_CHARS = 80  # a table cell's text shown before it is cut (the whole text in its tooltip)
+ROW_CHARS = 160  # a rows table's cell shown before it is cut (the whole text on a click)
 TEXT_CHARS = 300  # a longer text shows this much, then the rest on demand
 
 
@@ -86,26 +87,29 @@ def legend_html(reranker: bool) -> str:
     return '<p class="legend">' + " · ".join(parts) + "</p>"
 
 
-def rankings_frame(rankings: Mapping[str, Sequence[tuple[str, float]]], tables: Mapping[str, Table],
-                   gold: str | None = None) -> pd.DataFrame:
-    """The tables each ranker chose, side by side: rank, then per ranker the table (title and uid, ✓ on the gold
-    one) and its score."""
-    depth = max((len(r) for r in rankings.values()), default=0)
-    out: dict[str, list] = {"rank": list(range(1, depth + 1))}
-    for name, ranked in rankings.items():
-        titles, scores = [], []
-        for n in range(depth):
-            if n < len(ranked):
-                uid, score = ranked[n]
-                mark = " ✓" if uid == gold else ""
-                titles.append(f"{tables[uid].title or uid} ({uid}){mark}")
-                scores.append(round(float(score), 3))
-            else:
-                titles.append("")
-                scores.append(None)
-        out[name] = titles
-        out[f"{name} score"] = scores
-    return pd.DataFrame(out)
+def rankings_html(rankings: Mapping[str, Sequence[tuple[str, float]]], tables: Mapping[str, Table],
+                  gold: str | None = None) -> str:
+    """The tables each ranker chose, side by side: per rank, each ranker's table (title, uid and score; ✓ and
+    ``gold`` on the conversation's gold table); a ranker with nothing to rank (a table given) is said to be so."""
+    if not any(rankings.values()):
+        return '<p class="note">The table comes with the sequence: no table to rank.</p>'
+    depth = max(len(r) for r in rankings.values())
+    head = "<th>rank</th>" + "".join(f"<th>{esc(name)}</th>" for name in rankings)
+    body = []
+    for n in range(depth):
+        cells = [f"<td>{n + 1}</td>"]
+        for ranked in rankings.values():
+            if n >= len(ranked):
+                cells.append("<td></td>")
+                continue
+            uid, score = ranked[n]
+            mark = ' <span class="gold-mark" title="the gold table">✓</span>' if uid == gold else ""
+            cls = ' class="gold"' if uid == gold else ""
+            cells.append(f'<td{cls}>{esc(tables[uid].title or uid)}{mark}<br><span class="note">{esc(uid)} · '
+                         f"{float(score):.3f}</span></td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (f'<table class="ctbls-table rankings"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+            "</table>")
 
 
 def when_html(answer: WhenAnswer | None) -> str:
@@ -149,7 +153,8 @@ def timeline_figure(frame: pd.DataFrame, hits: Sequence[int], semantic: Sequence
                        zorder=3)
     ax.set_xlabel("when it was said")
     ax.set_ylabel("session")
-    ax.set_title(title or "the conversation's sessions over time", fontsize=10)
+    ax.set_title((f"{title}\n" if title else "") + "the plan's rows (red) and semantic-only search's (blue circles), "
+                 "by session and time", fontsize=9)
     ax.legend(loc="upper left", fontsize=8)
     fig.autofmt_xdate()
     fig.tight_layout()

@@ -3,9 +3,7 @@ table with its top cells marked, the extractive answer at once and the LLM's whe
 
 from __future__ import annotations
 
-import pandas as pd
-
-from retrieval.app.render import PAGE_ERRORS, error_html, esc, legend_html, rankings_frame, table_html
+from retrieval.app.render import PAGE_ERRORS, error_html, esc, legend_html, rankings_html, table_html
 from retrieval.app.tables_demo import Dialogue, TablesDemo
 
 
@@ -37,8 +35,8 @@ def tables_outputs(demo: TablesDemo, dialogue: Dialogue, turn, pending: bool):
     """(answer, rankings, table, history, error) for one turn."""
     pipe = demo.pipe(dialogue)
     gold_uid = dialogue.conversation.table_id if dialogue.conversation else None
-    rankings = rankings_frame({"DTR": turn.dtr, "BM25": turn.bm25}, pipe.tables, gold_uid) if turn.dtr else \
-        pd.DataFrame({"note": ["the table comes with the SQA sequence: no table to rank"]})
+    rankings = "<h4>Tables ranked: the DTR beside BM25</h4>" + rankings_html(
+        {"DTR": turn.dtr, "BM25": turn.bm25}, pipe.tables, gold_uid)
     table = pipe.tables[turn.answer.table_id]
     view = legend_html(turn.reranked is not None) + table_html(
         table, [i for i, _, _ in turn.answer.cells], [i for i, _ in turn.reranked or []], turn.gold)
@@ -54,7 +52,7 @@ def build_tables_tab(tables: TablesDemo | None) -> None:
     else:
         dialogue = gr.State(Dialogue())
         gr.Markdown("Ask about a table, or replay a conversation turn by turn. "
-                    + " ".join(f"*{n}*" for n in tables.notes))
+                    + "".join(f"\n- *{n}*" for n in tables.notes))
         with gr.Row():
             question = gr.Textbox(label="Question", placeholder="Which river flows through Egypt?",
                                   elem_id="tables-question", scale=4)
@@ -70,8 +68,7 @@ def build_tables_tab(tables: TablesDemo | None) -> None:
             with gr.Column(scale=3):
                 table_view = gr.HTML(elem_id="tables-table")
             with gr.Column(scale=2):
-                rankings = gr.Dataframe(label="Tables ranked: DTR beside BM25 (✓ the gold table)",
-                                        elem_id="tables-rankings", wrap=True, interactive=False)
+                rankings = gr.HTML(elem_id="tables-rankings")
                 history = gr.Chatbot(label="Conversation", elem_id="tables-history", height=260)
         outputs = [answer, rankings, table_view, history, error]
 
@@ -117,6 +114,6 @@ def build_tables_tab(tables: TablesDemo | None) -> None:
             second_step, [dialogue, pending], [dialogue, *outputs])
         step.click(on_step, [dialogue, replay], [dialogue, pending, *outputs]).then(
             second_step, [dialogue, pending], [dialogue, *outputs])
-        new.click(lambda: (Dialogue(), "", None, "", [], ""), None,
+        new.click(lambda: (Dialogue(), "", "", "", [], ""), None,
                   [dialogue, answer, rankings, table_view, history, error])
 

@@ -62,11 +62,12 @@ class TrendsDemo:
         return result, paths
 
 
-def periods_frame(result: TrendResult, max_text: int = 120) -> pd.DataFrame:
-    """One row per period: documents, relevant ones, their share, and the closest samples (cut)."""
+def periods_frame(result: TrendResult) -> pd.DataFrame:
+    """One row per period: documents, relevant ones, their share, and the closest samples (whole: the page's table
+    cuts them and shows the rest on a click)."""
     rows = []
     for p in result.periods:
-        samples = " | ".join(s["text"][:max_text] + ("…" if len(s["text"]) > max_text else "") for s in p.samples)
+        samples = " | ".join(f"#{s['id']} {s['text']}" for s in p.samples)
         rows.append({"period": str(p.period), "documents": p.n_docs, "relevant": round(p.n_relevant, 1),
                      "share %": round(100 * p.share, 1), "samples": samples})
     return pd.DataFrame(rows, columns=["period", "documents", "relevant", "share %", "samples"])

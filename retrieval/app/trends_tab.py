@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval.app.render import PAGE_ERRORS, error_html
+from retrieval.app.render import PAGE_ERRORS, ROW_CHARS, error_html
 from retrieval.app.trends_demo import TrendsDemo, periods_frame
 from retrieval.trends.periods import PERIODS
 
@@ -21,7 +21,7 @@ def build_trends_tab(trends: TrendsDemo, default_source: str | None) -> None:
                              elem_id="trends-source", scale=3)
         tupload = gr.File(label="…or upload a CSV / JSONL of {text, timestamp} or a log",
                           file_types=[".csv", ".jsonl", ".json"], type="filepath", elem_id="trends-upload",
-                          scale=2, height=110)
+                          scale=2, height=140)
     with gr.Row():
         tq = gr.Textbox(label="Question", value="How has the talk about travel evolved?",
                         elem_id="trends-question", scale=3)
@@ -31,6 +31,7 @@ def build_trends_tab(trends: TrendsDemo, default_source: str | None) -> None:
     terror = gr.HTML(elem_id="trends-error")
     volume = gr.Image(label="Volume per period", type="filepath", elem_id="trends-volume")
     tperiods = gr.Dataframe(label="Per period: documents, relevant ones, samples", elem_id="trends-periods",
+                            max_chars=ROW_CHARS,
                             wrap=True, interactive=False)
     report = gr.Markdown(elem_id="trends-report")
 
@@ -50,8 +51,9 @@ def build_trends_tab(trends: TrendsDemo, default_source: str | None) -> None:
             result, paths = trends.analyse(label, text or "", period_name, (topic_text or "").strip() or None)
         except PAGE_ERRORS as e:
             return error_html(str(e)), gr.skip(), gr.skip(), gr.skip()
-        return ("", str(paths["plot"]), periods_frame(result),
-                paths["report"].read_text(encoding="utf-8") + f"\n\n*Written to {paths['report'].parent}*")
+        report_text = "\n".join(line for line in paths["report"].read_text(encoding="utf-8").splitlines()
+                                 if not line.startswith("!["))  # the plot is shown above, not as a relative link
+        return "", str(paths["plot"]), periods_frame(result), report_text + f"\n\n*Written to {paths['report'].parent}*"
 
     tupload.upload(on_trends_upload, tupload, [source, terror])
     tgo.click(on_trend, [source, tq, period, topic], [terror, volume, tperiods, report])
