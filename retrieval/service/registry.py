@@ -1,0 +1,110 @@
+"""The memories a service holds: one folder each under a root, an API key each, opened once and shared.
+
+    root/
+        registry.sqlite        memory id, name, the key's hash, when it was made (SQLite, WAL)
+        <memory id>/           a living memory's folder (retrieval.memory.live_table)
+
+A key is 32 random bytes (``secrets.token_urlsafe``), shown once when the memory is made; only its SHA-256 is
+stored. A fast hash is enough for a random 256-bit secret (nothing to guess from a dictionary), and keys are
+compared with ``hmac.compare_digest``, in constant time. A memory's key opens that memory only: every request
+names a memory and is checked against that memory's hash.
+
+Making a memory writes its folder first, then its registry row (one transaction): a crash between the two leaves
+a folder with no row, which is never served and is removed on the next start. One process serves a root (each
+memory folder takes an exclusive lock while open); requests to one memory are serialised by its lock, requests
+to different memories run in parallel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from retrieval.memory.temporal_memory import TemporalMemory
+
+REGISTRY = "registry.sqlite"
+
+
+class AccessDenied(PermissionError):
+    """No such memory, or the key is not this memory's (the two are not told apart)."""
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+class MemoryRegistry:
+    """The root's memories: make one, check a key, hold a memory open for a request."""
+
+    def __init__(self, root: str | Path, encoder, tz: str | None = None):
+        self.root, self.encoder, self.tz = Path(root), encoder, tz
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.root / REGISTRY), isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")  # a key handed out is a key kept
+        self.db.execute("CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, name TEXT NOT NULL, "
+                        "key_hash TEXT NOT NULL, created TEXT NOT NULL)")
+        self._lock = threading.Lock()  # the registry's own state: rows, open memories
+        self._open: dict[str, tuple[TemporalMemory, threading.Lock]] = {}
+        self._remove_orphans()
+
+    def _ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT id FROM memories")}
+
+    def _remove_orphans(self) -> None:
+        """Folders left by a crash between a memory's folder and its registry row."""
+        known = self._ids()
+        for path in self.root.iterdir():
+            if path.is_dir() and path.name.startswith("m") and path.name not in known:
+                shutil.rmtree(path)
+
+    def create(self, name: str = "", tz: str | None = None) -> tuple[str, str]:
+        """A new empty memory: (its id, its API key). The key is not stored and cannot be shown again."""
+        memory_id, key = "m" + secrets.token_hex(8), secrets.token_urlsafe(32)
+        with self._lock:
+            memory = TemporalMemory.open(self.root / memory_id, encoder=self.encoder, create=True, tz=tz or self.tz)
+            self.db.execute("INSERT INTO memories VALUES (?, ?, ?, ?)",
+                            (memory_id, name, key_hash(key), datetime.now(timezone.utc).isoformat()))
+            self._open[memory_id] = (memory, threading.Lock())
+        return memory_id, key
+
+    def check(self, memory_id: str, key: str | None) -> None:
+        """Raise :class:`AccessDenied` unless ``key`` is ``memory_id``'s key."""
+        row = self.db.execute("SELECT key_hash FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        given = key_hash(key or "")
+        stored = row[0] if row else key_hash(secrets.token_urlsafe(32))  # compared all the same: no timing tell
+        if not hmac.compare_digest(given, stored) or row is None or not key:
+            raise AccessDenied(f"memory {memory_id!r}: no such memory, or not its key")
+
+    def name(self, memory_id: str) -> str:
+        row = self.db.execute("SELECT name FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return row[0] if row else ""
+
+    @contextmanager
+    def use(self, memory_id: str, key: str | None) -> Iterator[TemporalMemory]:
+        """The memory, checked against ``key``, held by this request alone until the block ends."""
+        self.check(memory_id, key)
+        with self._lock:
+            if memory_id not in self._open:
+                memory = TemporalMemory.open(self.root / memory_id, encoder=self.encoder)
+                self._open[memory_id] = (memory, threading.Lock())
+            memory, lock = self._open[memory_id]
+        with lock:
+            yield memory
+
+    def close(self) -> None:
+        """Close every open memory (snapshots written, locks released) and the registry."""
+        with self._lock:
+            for memory, lock in self._open.values():
+                with lock:
+                    memory.close()
+            self._open.clear()
+            self.db.close()
