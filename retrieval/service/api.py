@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
@@ -112,6 +112,13 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
     app = FastAPI(title="cTBLS temporal memory", version="1",
                   description="A conversation memory that answers what was said, and when. Each memory has its own "
                               "API key.")
+    add_error_handling(app, limits)
+    app.include_router(memory_routes(registry, admin_key))
+    return app
+
+
+def add_error_handling(app: FastAPI, limits: Limits) -> None:
+    """The body limit, and every refusal as ``{"error", "field"?}`` with its status."""
 
     @app.middleware("http")
     async def body_limit(request: Request, call_next):
@@ -138,10 +145,15 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
         where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "header", "path"))
         return _error(422, f"{where or 'body'}: {first.get('msg', 'invalid')}", where or "body")
 
+
+def memory_routes(registry: MemoryRegistry, admin_key: str | None) -> APIRouter:
+    """The routes of the module docstring, each memory's behind its key."""
+    router = APIRouter()
+
     def refused(e: Exception, field: str) -> Problem:
         return Problem(422, str(e), field)
 
-    @app.post("/memories", status_code=201, summary="Make a memory; its API key is shown once")
+    @router.post("/memories", status_code=201, summary="Make a memory; its API key is shown once")
     def create(body: NewMemory, x_admin_key: Annotated[str | None, Header()] = None) -> dict:
         if admin_key is not None and x_admin_key != admin_key:
             raise Problem(403, "making a memory needs the service's admin key (X-Admin-Key)", "x-admin-key")
@@ -151,12 +163,12 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
             raise refused(e, "tz") from e
         return {"memory_id": memory_id, "api_key": key}
 
-    @app.get("/memories/{memory_id}", summary="The memory: name, turns, sessions, span, zone")
+    @router.get("/memories/{memory_id}", summary="The memory: name, turns, sessions, span, zone")
     def describe(memory_id: str, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             return memory_summary(memory_id, registry.name(memory_id), memory)
 
-    @app.post("/memories/{memory_id}/turns", summary="Append turns in one transaction (all or none)")
+    @router.post("/memories/{memory_id}/turns", summary="Append turns in one transaction (all or none)")
     def append(memory_id: str, body: Turns, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             try:
@@ -165,7 +177,7 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
                 raise refused(e, "turns") from e
             return {"ids": ids, "count": len(memory.table)}
 
-    @app.post("/memories/{memory_id}/ask", summary="Ask: the plan, its rows and, for a when-question, the answer")
+    @router.post("/memories/{memory_id}/ask", summary="Ask: the plan, its rows and, for a when-question, the answer")
     def ask(memory_id: str, body: Question, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             try:
@@ -173,7 +185,7 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
             except (*INPUT_ERRORS, ValueError) as e:
                 raise refused(e, "question") from e
 
-    @app.post("/memories/{memory_id}/when", summary="When did something happen: the date, its evidence, how")
+    @router.post("/memories/{memory_id}/when", summary="When did something happen: the date, its evidence, how")
     def when(memory_id: str, body: Question, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             try:
@@ -185,7 +197,7 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
                               "question")
             return {"question": result.question, "answer": result.answer.to_dict()}
 
-    @app.post("/memories/{memory_id}/trends", summary="How much a topic is talked about, period by period")
+    @router.post("/memories/{memory_id}/trends", summary="How much a topic is talked about, period by period")
     def trends(memory_id: str, body: TrendQuestion, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             try:
@@ -195,7 +207,7 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
                 raise refused(e, "question") from e
             return result.to_dict()
 
-    @app.get("/memories/{memory_id}/export", summary="Every turn, as JSON Lines")
+    @router.get("/memories/{memory_id}/export", summary="Every turn, as JSON Lines")
     def export(memory_id: str, key: Annotated[str, Depends(api_key)]) -> StreamingResponse:
         with registry.use(memory_id, key) as memory:
             frame = memory.table.frame
@@ -204,4 +216,4 @@ def create_app(registry: MemoryRegistry, admin_key: str | None = None, limits: L
                      for i, r in frame.iterrows()]
         return StreamingResponse(iter(lines), media_type="application/x-ndjson")
 
-    return app
+    return router
