@@ -200,6 +200,10 @@ CHECKS: list[Check] = [
     Check("python -m retrieval.memory.live import", "run", verify=(contains("imported 432 turns"),)),
     Check("python -m retrieval.memory.live chat", "parse", "interactive; tests/test_live_memory.py scripts it"),
     Check("python -m retrieval.app.page", "parse", "a server, until interrupted; tests/test_app_browser.py drives it"),
+    Check("python -m retrieval.service.server serve", "parse", "a server, until interrupted; tests/test_service.py "
+          "drives it"),
+    Check("python -m retrieval.service.server mcp", "parse", "an MCP server on stdio, for an agent; "
+          "tests/test_service.py drives it"),
     Check("python -m retrieval.memory.live ask", "run", verify=(contains("2023-05-08"),)),
     Check("TemporalMemory.open", "run", value='{"ids": r.ids}',
           verify=(json_fields("value", {"ids": lambda ids: 432 in ids}),)),

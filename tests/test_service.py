@@ -253,3 +253,18 @@ def test_mcp_over_streamable_http(tmp_path, encoder):
         server.should_exit = True
         thread.join(10)
         memory.close()
+
+
+def test_killed_under_load_loses_no_acknowledged_append(tmp_path, tiny_backbone):
+    """benchmarks.service_load, small: the server is SIGKILLed in the middle of appends and questions, restarted,
+    and every acknowledged append is there, whole, with the fixed questions' rows unchanged."""
+    from benchmarks.service_load import main
+
+    report = main(["--encoder", tiny_backbone, "--seconds", "4", "--clients", "6", "--memories", "2",
+                   "--root", str(tmp_path / "root")])
+    assert report["load"]["errors"] == 0 and report["killed"]["errors"] == 0
+    assert report["load"]["append"]["n"] > 0 and report["killed"]["append"]["n"] > 0
+    recovery = report["recovery"]
+    assert recovery["acknowledged_appends"] > 0 and recovery["missing_or_changed"] == 0
+    assert recovery["partial_turns"] == 0 and recovery["memories_with_id_gaps"] == 0
+    assert recovery["n_changed"] == 0 and recovery["fixed_questions"] == 8
