@@ -38,7 +38,12 @@ def test_import_then_chat_from_scripted_stdin(tmp_path, tiny_backbone, capsys, m
     assert main(["import", str(log), "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0
     captured = capsys.readouterr()
     assert "imported 3 turns" in captured.out and "import " in captured.err  # the tqdm bar
-    assert main(["import", str(log), "--memory", str(memory_dir)]) == 2
+    assert main(["import", str(log), "--memory", str(memory_dir)]) == 0  # the same log again: nothing added
+    assert "imported 0 turns" in (out := capsys.readouterr().out) and "3 already there, skipped" in out
+    assert "calendar zone: UTC (the zone the log's timestamps are written in)" in out
+    earlier = tmp_path / "earlier.jsonl"  # a turn before the memory's last that is not one of its turns
+    earlier.write_text('{"speaker": "Ann", "text": "new but old", "timestamp": "2023-05-01T09:00:00+00:00"}\n')
+    assert main(["import", str(earlier), "--memory", str(memory_dir)]) == 2
     assert "earlier than the memory's last turn" in capsys.readouterr().err
     script = "I am going hiking tomorrow\n/ask What did Ann say about the beagle on May 1st, 2023?\n" \
              "What did I say about hiking?\n/quit\nnever read\n"

@@ -216,3 +216,66 @@ def test_snapshot_then_rows_after_it_and_a_disagreeing_snapshot_ignored(tmp_path
     frame.to_parquet(snapshot)
     again = TemporalMemory.open(tmp_path / "m", encoder=encoder)
     assert again.table.frame.loc[11, "text"] == turn(11)["text"] and answers(again) == expected
+
+
+def test_a_turn_from_the_future_is_refused_and_blocks_nothing(tmp_path, encoder):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True)
+    memory.add_many([turn(0)])
+    future = {"speaker": "Ann", "text": "typo in the year", "timestamp": "2031-05-01T09:00:00+00:00"}
+    with pytest.raises(ValueError, match=r"turn 0: timestamp 2031-05-01T09:00:00\+00:00 is after this machine's "
+                                         r"clock .* by more than 0:10:00"):
+        memory.add_many([future])
+    with pytest.raises(ValueError, match="after this machine's clock"):  # a batch with one: nothing of it written
+        memory.add_many([turn(1), future])
+    assert len(memory.table) == 1
+    soon = datetime.now(timezone.utc) + timedelta(minutes=5)  # clocks disagree a little: within the skew
+    memory.add("Bob", "my clock runs fast", soon)
+    memory.add("Ann", "and the next line still goes in")  # now, after the fast clock's turn: not blocked
+    assert len(memory.table) == 3
+    memory.close()
+
+
+def test_exact_duplicates_are_skipped_and_counted(tmp_path, encoder):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True)
+    first = memory.append([turn(i) for i in range(5)] + [turn(4)])  # one repeated inside the batch
+    assert first.ids == [0, 1, 2, 3, 4, 4] and first.skipped == 1 and len(memory.table) == 5
+    again = memory.append([turn(i) for i in range(8)])  # an import run again, with three new turns at its end
+    assert again.ids == list(range(8)) and again.skipped == 5 and len(memory.table) == 8
+    same_time = {**turn(7), "text": "another line at the same minute"}  # same time, other text: a new turn
+    assert memory.append([same_time]).ids == [8]
+    with pytest.raises(ValueError, match="earlier than the memory's last turn"):  # earlier and not a duplicate
+        memory.append([{**turn(2), "text": "never said then"}])
+    memory.close()
+    reopened = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    assert reopened.append([turn(3)]).skipped == 1 and len(reopened.table) == 9  # found after a reopen too
+    assert reopened.table.frame["text"].tolist().count(turn(3)["text"]) == 1
+    reopened.close()
+
+
+def test_a_memory_without_a_zone_takes_its_turns_zone(tmp_path, encoder):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True)
+    late = [{"speaker": "Ann", "text": "Just home from the wedding", "timestamp": "2025-05-15T00:30:00+01:00"},
+            {"speaker": "Bob", "text": "Sleep well", "timestamp": "2025-05-15T00:31:00+01:00"}]
+    memory.add_many(late)
+    assert memory.table.zone.name == "UTC+01:00" and memory.table.zone.source == "log"
+    assert memory.table.frame["date"].tolist() == ["2025-05-15", "2025-05-15"]  # not the 14th, as UTC would file it
+    result = memory.ask("What did we talk about on May 15th?")
+    assert result.ids == [0, 1] and "the zone the log's timestamps are written in" in " ".join(result.plan.notes)
+    memory.close()
+    reopened = TemporalMemory.open(tmp_path / "m", encoder=encoder)
+    assert reopened.table.zone.name == "UTC+01:00" and reopened.table.frame["time"].iloc[0] == "00:30:00"
+    reopened.close()
+    given = TemporalMemory.open(tmp_path / "g", encoder=encoder, create=True, tz="Europe/Paris")
+    given.add_many(late)
+    assert given.table.zone.name == "Europe/Paris" and given.table.frame["time"].iloc[0] == "01:30:00"
+    given.close()
+
+
+def test_an_empty_answer_says_what_was_searched_and_what_the_memory_holds(tmp_path, encoder):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True)
+    memory.add_many([turn(i) for i in range(3)])
+    result = memory.ask("What did we talk about on May 1st?", now="2024-06-01T12:00:00+00:00")  # last year's data
+    assert result.ids == []
+    assert result.plan.notes[0] == ("no rows: searched 2024-05-01 (reading 'now' as 2024-06-01T12:00+00:00); the "
+                                    "memory holds 2023-05-01 to 2023-05-01")
+    memory.close()

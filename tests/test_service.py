@@ -50,7 +50,9 @@ def test_make_append_ask_when_export(service):
     assert client.post("/memories", json={}).status_code == 403  # the admin key is needed
     mid, auth = make(client)
     added = client.post(f"/memories/{mid}/turns", json={"turns": TURNS}, headers=auth)
-    assert added.status_code == 200 and added.json() == {"ids": [0, 1, 2, 3, 4], "count": 5}
+    assert added.status_code == 200 and added.json() == {"ids": [0, 1, 2, 3, 4], "skipped": 0, "count": 5}
+    again = client.post(f"/memories/{mid}/turns", json={"turns": TURNS}, headers=auth)  # a retried request
+    assert again.json() == {"ids": [0, 1, 2, 3, 4], "skipped": 5, "count": 5}
     asked = client.post(f"/memories/{mid}/ask", json={"question": "What did we discuss on May 2nd?"}, headers=auth)
     assert [r["text"] for r in asked.json()["rows"]] == [TURNS[2]["text"], TURNS[3]["text"]]
     assert asked.json()["plan"]["ops"] and "zone" in asked.json()["plan"]
@@ -59,7 +61,7 @@ def test_make_append_ask_when_export(service):
     assert when["answer"]["answer"] == "8 May 2023" and when["answer"]["evidence"]
     info = client.get(f"/memories/{mid}", headers=auth).json()
     assert info["turns"] == 5 and info["name"] == "ann"
-    assert info["last"] == "2023-05-09T08:00:00+00:00"  # in the memory's zone: UTC, as none was given
+    assert info["last"] == "2023-05-09T09:00:00+01:00" and info["zone"] == "UTC+01:00"  # the turns' own zone
     lines = [json.loads(x) for x in client.get(f"/memories/{mid}/export", headers=auth).text.splitlines()]
     assert [x["text"] for x in lines] == [t["text"] for t in TURNS]
     assert client.get("/docs").status_code == 200 and "/memories/{memory_id}/ask" in client.get(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
 ZYPHRA_TIME = "%I:%M:%S %p on %A %d %B, %Y"
@@ -40,11 +40,29 @@ LENIENT_HINT = ("pass --timestamps lenient (timestamps='lenient' in Python) to r
                 "against the wall clock")
 
 
+FIXED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{2}):?(\d{2})")
+
+
 def as_timezone(tz: str | tzinfo | None) -> tzinfo:
-    """A tzinfo from a name ("UTC", "Europe/Paris") or a tzinfo; None means UTC."""
+    """A tzinfo from a name ("UTC", "Europe/Paris"), a fixed offset ("+01:00", "UTC-05:30") or a tzinfo; None means
+    UTC."""
     if tz is None:
         return ZoneInfo("UTC")
+    if isinstance(tz, str) and (m := FIXED_OFFSET.fullmatch(tz.strip())):
+        minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
+        return timezone(timedelta(minutes=minutes))
     return ZoneInfo(tz) if isinstance(tz, str) else tz
+
+
+def zone_name(zone: tzinfo) -> str:
+    """A zone as :func:`as_timezone` reads it back: its IANA key, or its fixed offset ("+01:00")."""
+    if isinstance(zone, ZoneInfo):
+        return zone.key
+    offset = zone.utcoffset(None)
+    if offset is None:
+        raise ValueError(f"{zone!r}: neither a named zone nor a fixed offset")
+    minutes = int(offset.total_seconds() // 60)
+    return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def check_mode(timestamps: str) -> str:

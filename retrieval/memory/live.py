@@ -32,6 +32,7 @@ from models.dual_encoder import PRECISIONS
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.jsonio import INPUT_ERRORS
+from retrieval.data.timestamps import ZONE_SOURCES
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.temporal_memory import TemporalMemory, _print_result
 
@@ -81,20 +82,22 @@ def open_memory(args: MemoryArguments) -> TemporalMemory:
 
 
 def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_size: int = 256,
-               progress: bool = True, where: str = "log") -> list[int]:
+               progress: bool = True, where: str = "log") -> tuple[list[int], int]:
     """Append a log's ``utterances`` (:func:`~retrieval.data.conversation_log.load_log`) to ``memory`` (see the
-    module docstring); the new response indices."""
+    module docstring): each one's response index, and how many were already there (exact duplicates, skipped)."""
     last = memory.table.last_row()
     offset = 0 if last is None else int(last["session"])
     numbers = {s: offset + n for n, s in enumerate(dict.fromkeys(u.session for u in utterances), start=1)}
     turns = [{"speaker": u.speaker, "text": u.text, "timestamp": u.timestamp, "session": numbers[u.session],
               "turn_id": u.turn_id, "where": f"{where}: {u.turn_id or u.response_idx}"} for u in utterances]
-    ids = []
+    ids, skipped = [], 0
     with tqdm(total=len(turns), desc=f"import {where}", unit="turn", disable=not progress) as bar:
         for start in range(0, len(turns), batch_size):
-            ids += memory.add_many(turns[start:start + batch_size])
+            appended = memory.append(turns[start:start + batch_size])
+            ids += appended.ids
+            skipped += appended.skipped
             bar.update(min(batch_size, len(turns) - start))
-    return ids
+    return ids, skipped
 
 
 def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, max_rows: int,
@@ -160,8 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if name == "import" else None
         memory = open_memory(args)
         if name == "import":
-            ids = import_log(memory, utterances, args.batch_size, where=args.file)
-            print(f"imported {len(ids):,} turns into {args.memory} (now {len(memory.table):,})")
+            ids, skipped = import_log(memory, utterances, args.batch_size, where=args.file)
+            print(f"imported {len(ids) - skipped:,} turns into {args.memory} (now {len(memory.table):,})"
+                  + (f"; {skipped:,} already there, skipped" if skipped else ""))
+            print(f"calendar zone: {memory.table.zone.name} ({ZONE_SOURCES[memory.table.zone.source]})")
         elif name == "ask":
             _print_result(memory.ask(args.question, now=args.now), args.json)
         else:

@@ -26,10 +26,9 @@ BM25 loads its sealed segments and re-adds the rows after them (fewer than one s
 from __future__ import annotations
 
 import fcntl
-import json
 import logging
-import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TextIO
@@ -37,11 +36,10 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from retrieval.atomic import save_with
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, Utterance
 from retrieval.data.jsonio import DataError
-from retrieval.data.timestamps import CalendarZone, as_timezone, instant, read_timestamp
-from retrieval.memory.conversation_table import COLUMNS, ConversationTable
+from retrieval.data.timestamps import CalendarZone, as_timezone, calendar_zone, instant, read_timestamp, zone_name
+from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.growing_frame import GrowingFrame
 from retrieval.memory.live_rows import (
     extend_records,
@@ -52,7 +50,8 @@ from retrieval.memory.live_rows import (
     utterance_records,
     view_texts,
 )
-from retrieval.memory.store import DB_NAME, FORMAT, SMALL_BATCH, SQLiteStore, from_json
+from retrieval.memory.snapshot import read_frame, write_snapshot
+from retrieval.memory.store import DB_NAME, FORMAT, SMALL_BATCH, SQLiteStore
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
 from retrieval.search.index_record import autocast_name, document_side, recorded_precision
 from retrieval.search.sparse_segments import SegmentedBM25
@@ -60,8 +59,17 @@ from retrieval.search.vector_log import VectorLog
 
 logger = logging.getLogger(__name__)
 
-REPAIR_PROGRESS_MIN = 1000
-SNAPSHOT = re.compile(r"rows-(\d+)\.parquet")  # re-encoding this many rows or more shows a progress bar
+REPAIR_PROGRESS_MIN = 1000  # re-encoding this many rows or more shows a progress bar
+FUTURE_SKEW = timedelta(minutes=10)  # how far past this machine's clock a turn's time may be (clocks disagree)
+
+
+@dataclass
+class Appended:
+    """What an append did: each turn's row (an exact duplicate's is the row it repeats), and how many were
+    duplicates, skipped."""
+
+    ids: list[int]
+    skipped: int
 
 
 class LiveTable(ConversationTable):
@@ -125,13 +133,6 @@ class LiveTable(ConversationTable):
         return self.sparse[view].search([query], k, subset=subset)[0]
 
 
-def empty_frame(zone) -> pd.DataFrame:
-    """A conversation frame with no rows (the columns of :data:`COLUMNS`), for a new memory."""
-    frame = pd.DataFrame({c: pd.Series([], dtype=object) for c in COLUMNS})
-    frame["timestamp"] = pd.DatetimeIndex([], tz=zone)
-    return frame
-
-
 class MemoryFolder:
     """The folder of a living memory: its store, vector files, indices and settings; see the module docstring."""
 
@@ -192,7 +193,7 @@ class MemoryFolder:
             encoder = load_encoder(store.get_meta("encoder_spec"), recorded_precision(store.get_meta("autocast")))
         check_encoder(store, encoder, path)
         tz = store.get_meta("tz")
-        zone = CalendarZone(as_timezone(tz), "given" if tz else "default")
+        zone = CalendarZone(as_timezone(tz), store.get_meta("tz_source") or ("given" if tz else "default"))
         views = tuple(store.get_meta("views"))
         frame = read_frame(path, store, zone.zone)
         indices, sparse = {}, {}
@@ -233,18 +234,40 @@ class MemoryFolder:
         return bm25
 
     # ---- appending ----------------------------------------------------------------------------------------
-    def new_rows(self, turns: Sequence[dict]) -> dict[str, list]:
-        """The rows of ``turns`` ({"speaker", "text", "timestamp"?, "session"?}) after the memory's last:
-        response index continued, timestamp now when absent (naive: the memory's zone), session by the gap rule
-        unless given. A timestamp before the last turn's, or a session number going back, is a ValueError."""
+    def new_rows(self, turns: Sequence[dict]) -> tuple[dict[str, list], list[int | None]]:
+        """The rows of ``turns`` ({"speaker", "text", "timestamp"?, "session"?}) after the memory's last, and per
+        turn the row it already is (an exact duplicate: same time, speaker and text as a row of the memory or an
+        earlier turn of ``turns``; skipped, so an import run twice adds nothing) or None (a new row). New rows:
+        response index continued, timestamp now when absent (or the last turn's, when now is before it; naive: the
+        memory's zone), session by the gap rule
+        unless given. ValueError, naming the turn, for a timestamp before the last turn's (not a duplicate), after
+        this machine's clock by more than :data:`FUTURE_SKEW`, or a session number going back."""
         last = self.table.last_row()
         position = len(self.table)
         prev_ts = None if last is None else last["timestamp"].to_pydatetime()
         prev_session = 0 if last is None else int(last["session"])
-        utterances = []
+        latest = datetime.now(timezone.utc) + FUTURE_SKEW
+        utterances, repeats, seen = [], [], {}
         for n, turn in enumerate(turns):
-            where = f"turn {position + n}" + (f" ({turn['where']})" if turn.get("where") else "")
+            where = f"turn {n}" + (f" ({turn['where']})" if turn.get("where") else "")
             ts = self._timestamp(turn.get("timestamp"), where)
+            if turn.get("timestamp") is None and prev_ts is not None and instant(ts) < instant(prev_ts):
+                ts = prev_ts  # "now" is never before the memory's last turn (a clock set back, a fast one before)
+            text, speaker = turn.get("text"), turn.get("speaker")
+            if not isinstance(text, str) or not isinstance(speaker, str):
+                raise ValueError(f"{where}: a turn needs a speaker and a text (strings), got {speaker!r}, {text!r}")
+            key = (instant(ts), speaker, text)
+            repeat = seen.get(key)
+            if repeat is None and prev_ts is not None and instant(ts) <= instant(prev_ts):
+                repeat = self._stored(key)
+            repeats.append(repeat)
+            if repeat is not None:
+                continue
+            if instant(ts) > latest:
+                raise ValueError(f"{where}: timestamp {ts.isoformat()} is after this machine's clock "
+                                 f"({datetime.now(timezone.utc).isoformat(timespec='seconds')}) by more than "
+                                 f"{FUTURE_SKEW}; a turn from the future is refused, so that it cannot block the "
+                                 "turns after it")
             if prev_ts is not None and instant(ts) < instant(prev_ts):
                 raise ValueError(f"{where}: timestamp {ts.isoformat()} is earlier than the memory's last turn "
                                  f"({prev_ts.isoformat()}); a memory is appended in time order")
@@ -254,12 +277,41 @@ class MemoryFolder:
                 session = prev_session if same else prev_session + 1
             elif int(session) < prev_session:
                 raise ValueError(f"{where}: session {session} comes before the memory's last session {prev_session}")
-            text, speaker = turn.get("text"), turn.get("speaker")
-            if not isinstance(text, str) or not isinstance(speaker, str):
-                raise ValueError(f"{where}: a turn needs a speaker and a text (strings), got {speaker!r}, {text!r}")
-            utterances.append(Utterance(position + n, int(session), speaker, ts, text, str(turn.get("turn_id", ""))))
+            seen[key] = position + len(utterances)
+            utterances.append(Utterance(position + len(utterances), int(session), speaker, ts, text,
+                                        str(turn.get("turn_id", ""))))
             prev_ts, prev_session = ts, int(session)
-        return utterance_records(utterances, self.table.zone.zone)
+        return utterance_records(utterances, self.table.zone.zone), repeats
+
+    def _stored(self, key: tuple[datetime, str, str]) -> int | None:
+        """The row of the memory with this (time, speaker, text), if any (rows are in time order: a binary search
+        for the time, then the few rows at that time compared)."""
+        frame = self.table.frame
+        if not len(frame):
+            return None
+        stamps, at = frame["timestamp"], pd.Timestamp(key[0])
+        lo, hi = stamps.searchsorted(at, "left"), stamps.searchsorted(at, "right")
+        for i in range(lo, hi):
+            if frame["speaker"].iat[i] == key[1] and frame["text"].iat[i] == key[2]:
+                return int(frame.index[i])
+        return None
+
+    def _first_zone(self, turns: Sequence[dict]) -> None:
+        """A memory made without a zone takes the one its first turns are written in (as a log read from a file
+        does), and records it: its calendar, and every time it prints, are then in that zone."""
+        if len(self.table) or self.store.get_meta("tz") is not None:
+            return
+        stamps = []
+        for n, turn in enumerate(turns):
+            value = turn.get("timestamp")
+            if isinstance(value, str | datetime):
+                stamps.append(self._timestamp(value, f"turn {n}"))
+        zone = calendar_zone(None, stamps)
+        if zone.source == "log":
+            self.store.set_meta("tz", zone_name(zone.zone))
+            self.store.set_meta("tz_source", "log")
+            self.table.zone = zone
+            self.table._zoned.clear()
 
     def _timestamp(self, value, where: str) -> datetime:
         if value is None:
@@ -275,14 +327,23 @@ class MemoryFolder:
         return value.replace(tzinfo=self.table.zone.zone) if value.tzinfo is None else value
 
     def add_many(self, turns: Sequence[dict], embeddings: dict[str, np.ndarray] | None = None,
-                 show_progress_bar: bool = False) -> list[int]:
-        """Append ``turns`` as one transaction; their response indices. ``embeddings`` (view -> (N, D)): the
-        rows' vectors made elsewhere by this memory's encoder (a benchmark's cached encodings); else encoded."""
+                 show_progress_bar: bool = False) -> Appended:
+        """Append ``turns`` as one transaction (:meth:`new_rows`: exact duplicates skipped); each turn's row.
+        ``embeddings`` (view -> (N, D), a row per turn): the vectors made elsewhere by this memory's encoder (a
+        benchmark's cached encodings); else encoded."""
         if not turns:
-            return []
-        rows = self.new_rows(turns)  # columns of Python values: a frame costs ms per turn (live_rows)
-        previous = self.table.last_row()
+            return Appended([], 0)
+        self._first_zone(turns)
+        rows, repeats = self.new_rows(turns)  # columns of Python values: a frame costs ms per turn (live_rows)
+        ids = iter(rows["response_idx"])
+        appended = Appended([next(ids) if r is None else r for r in repeats], sum(r is not None for r in repeats))
         n = len(rows["response_idx"])
+        if n == 0:
+            return appended
+        if embeddings is not None and n != len(turns):  # the caller's vectors are per turn: keep the new ones'
+            keep = [i for i, r in enumerate(repeats) if r is None]
+            embeddings = {v: e[keep] for v, e in embeddings.items()}
+        previous = self.table.last_row()
         dense = view_texts(rows, previous, self.views)
         if embeddings is None:
             embeddings = {v: self.encoder.encode_documents(dense[v], show_progress_bar=show_progress_bar)
@@ -297,7 +358,7 @@ class MemoryFolder:
         for v in self.views:
             self.vectors[v].append(embeddings[v])
         self.table.append(rows, embeddings, {v: own_texts(rows) if v == "text" else dense[v] for v in self.views})
-        return list(rows["response_idx"])
+        return appended
 
     def close(self) -> None:
         """Seal the BM25 tails and write the rows' snapshot (so a reopen re-reads nothing row by row), then
@@ -326,55 +387,6 @@ def take_lock(path: Path) -> TextIO:
         raise MemoryInUseError(f"{path}: this memory is open in another process or object; close it first "
                                "(one writer at a time)") from None
     return f
-
-
-def snapshots(path: Path) -> list[tuple[int, Path]]:
-    """The folder's ``rows-<count>.parquet`` snapshots, (rows, path), most rows first."""
-    found = [(int(m.group(1)), p) for p in path.glob("rows-*.parquet") if (m := SNAPSHOT.fullmatch(p.name))]
-    return sorted(found, reverse=True)
-
-
-def write_snapshot(path: Path, frame: pd.DataFrame, json_columns: Sequence[str] = ()) -> None:
-    """The whole frame as ``rows-<count>.parquet`` (a copy of the database's rows that loads in one read), then
-    the older snapshots removed. The database stays the truth: a snapshot is only used while it agrees with it."""
-    old = snapshots(path)
-    if not len(frame) or old and old[0][0] == len(frame):
-        return
-    frame = frame.assign(**{c: [None if v is None or v != v else json.dumps(v, default=str) for v in frame[c]]
-                            for c in json_columns})  # tuples and the like: parquet wants one type a column
-    save_with(lambda partial: frame.to_parquet(partial), path / f"rows-{len(frame):010d}.parquet")
-    for _, p in old:
-        p.unlink(missing_ok=True)
-
-
-def read_frame(path: Path, store: SQLiteStore, zone) -> pd.DataFrame:
-    """The memory's rows: the newest snapshot that agrees with the database (as many rows or fewer, the same last
-    row), then the database's rows after it; or all from the database."""
-    count = store.count()
-    if count == 0:
-        return empty_frame(zone)
-    for rows, snapshot in snapshots(path):
-        if not 0 < rows <= count:
-            continue
-        try:
-            frame = pd.read_parquet(snapshot)
-        except (OSError, ValueError) as e:
-            logger.warning("%s: unreadable snapshot (%s); reading the rows from the database", snapshot, e)
-            break
-        mine, theirs = frame.iloc[-1], store.read(rows - 1, zone).iloc[0]
-        if len(frame) != rows or (int(mine["response_idx"]), mine["text"]) != (int(theirs["response_idx"]),
-                                                                            theirs["text"]):
-            logger.warning("%s: does not agree with the database; reading the rows from it", snapshot)
-            break
-        frame["timestamp"] = frame["timestamp"].dt.tz_convert(zone)
-        for name in store.json_columns():
-            frame[name] = [from_json(v) for v in frame[name]]
-        for name in frame.columns:  # Python strings, as the database gives: the plan's row takes are 4x faster
-            if isinstance(frame[name].dtype, pd.StringDtype):  # than on the parquet's chunked arrow strings
-                frame[name] = frame[name].astype(object)
-        rest = store.read(rows, zone) if rows < count else None
-        return frame if rest is None else pd.concat([frame, rest])
-    return store.read(0, zone)
 
 
 def check_encoder(store: SQLiteStore, encoder, path: Path) -> None:

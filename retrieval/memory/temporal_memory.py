@@ -142,14 +142,23 @@ class TemporalMemory:
 
     def add_many(self, turns: Sequence[dict], embeddings: dict | None = None, show_progress_bar: bool = False
                  ) -> list[int]:
-        """Record turns ({"speaker", "text", "timestamp"?, "session"?}) in one transaction; their response indices."""
+        """Record turns ({"speaker", "text", "timestamp"?, "session"?}) in one transaction; each one's response
+        index (:meth:`append`)."""
+        return self.append(turns, embeddings, show_progress_bar).ids
+
+    def append(self, turns: Sequence[dict], embeddings: dict | None = None, show_progress_bar: bool = False):
+        """Record turns in one transaction: a :class:`~retrieval.memory.live_table.Appended`, each turn's row and the
+        number of exact duplicates skipped (same time, speaker and text as a row already there: an import run twice
+        adds nothing). A turn before the last one (not a duplicate), or after this machine's clock by more than
+        ``live_table.FUTURE_SKEW``, is a ValueError naming it, and nothing of the batch is written. A memory made
+        without a zone takes the one its first turns are written in."""
         folder = getattr(self, "folder", None)
         if folder is None:
             raise RuntimeError("this memory was read from a log, not opened from a folder: use "
                                "TemporalMemory.open(path, create=True) and add_many the log's turns to it")
-        ids = folder.add_many(turns, embeddings, show_progress_bar)
+        appended = folder.add_many(turns, embeddings, show_progress_bar)
         self.speakers = sorted(set(self.speakers) | {t["speaker"] for t in turns})
-        return ids
+        return appended
 
     def close(self) -> None:
         if getattr(self, "folder", None) is not None:
@@ -246,6 +255,8 @@ class TemporalMemory:
             plan.notes.append(f"now ({now.isoformat()}) is before the log's first utterance ({first.isoformat()}): "
                               "nothing had been said yet, so no row can be returned")
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
+        if not len(execution.rows):
+            plan.notes.insert(0, empty_note(plan.expressions, frame, now))
         kind = read.kind
         answer = None
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
@@ -268,6 +279,20 @@ class TemporalMemory:
         read = AskedQuestion.read(question, now, self.speakers)
         ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
         return execute(ops, self.table.frame, ranker=self._rank).rows
+
+
+def empty_note(expressions: Sequence[dict], frame: pd.DataFrame, now: datetime) -> str:
+    """What an answer with no rows searched, and the span the memory holds: said first, so that "nothing" is
+    never mistaken for "nothing on that day" when the days searched were not the ones meant."""
+    spans = []
+    for e in expressions:
+        for a, b in e.get("intervals", []):  # [start, end): the last day is the one before the end
+            first_day, last_day = a[:10], (datetime.fromisoformat(b) - timedelta(microseconds=1)).date().isoformat()
+            spans.append(first_day if first_day == last_day else f"{first_day} to {last_day}")
+    searched = f"searched {'; '.join(spans)}" if spans else "searched the whole memory"
+    first, last = frame["timestamp"].iloc[0], frame["timestamp"].iloc[-1]
+    return (f"no rows: {searched} (reading 'now' as {now.isoformat(timespec='minutes')}); the memory holds "
+            f"{first:%Y-%m-%d} to {last:%Y-%m-%d}")
 
 
 def _print_result(result: TemporalResult, as_json: bool) -> None:

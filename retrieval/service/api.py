@@ -2,7 +2,7 @@
 
     POST /memories                         {"name"?, "tz"?}                     -> {"memory_id", "api_key"}
     POST /memories/{id}/turns              {"turns": [{"speaker", "text", "timestamp"?, "session"?}, ...]}
-                                                                                -> {"ids": [...], "count"}
+                                            -> {"ids": [...], "skipped": duplicates, "count"}
     POST /memories/{id}/ask                {"question", "history"?, "now"?}    -> as ``ask --json``: plan, rows, answer
     POST /memories/{id}/when               {"question", "now"?}                -> the when-answer and its evidence
     POST /memories/{id}/trends             {"question", "period"?, "topic"?}   -> counts per period, samples
@@ -14,8 +14,10 @@ Every ``/memories/{id}`` route needs that memory's key, as ``Authorization: Bear
 (401 without one, 403 with another memory's or a wrong one: the two are not told apart). Making a memory needs the
 service's admin key when it was started with one. Bad input is a 4xx with a JSON body ``{"error", "field"?}``
 naming the field: a body over :data:`MAX_BODY_BYTES` (413), a field too long or of the wrong type (422), a
-timestamp that does not read or goes back in time (422). Turns are appended in one transaction: all of a request's
-turns or none.
+timestamp that does not read, goes back in time or lies past the server's clock by more than ten minutes (422).
+Turns are appended in one transaction: all of a request's turns or none; a turn already there (same time, speaker
+and text) is skipped and counted, so a retried request adds nothing twice. A memory made without a zone takes the
+one its first turns are written in.
 """
 
 from __future__ import annotations
@@ -172,10 +174,10 @@ def memory_routes(registry: MemoryRegistry, admin_key: str | None) -> APIRouter:
     def append(memory_id: str, body: Turns, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             try:
-                ids = memory.add_many([t.model_dump() for t in body.turns])
+                appended = memory.append([t.model_dump() for t in body.turns])
             except (*INPUT_ERRORS, ValueError) as e:
                 raise refused(e, "turns") from e
-            return {"ids": ids, "count": len(memory.table)}
+            return {"ids": appended.ids, "skipped": appended.skipped, "count": len(memory.table)}
 
     @router.post("/memories/{memory_id}/ask", summary="Ask: the plan, its rows and, for a when-question, the answer")
     def ask(memory_id: str, body: Question, key: Annotated[str, Depends(api_key)]) -> dict:

@@ -45,8 +45,11 @@ def memory_server(memory: TemporalMemory, max_rows: int = MAX_ROWS, name: str = 
     @server.tool()
     def remember(turns: list[dict]) -> dict:
         """Append turns to the memory, in time order: each {"speaker", "text", "timestamp"?: ISO 8601 (default
-        now), "session"?}. Returns their ids."""
-        return checked(lambda: {"ids": memory.add_many(turns), "turns": len(memory.table)})
+        now), "session"?}. Returns their ids; a turn already remembered (same time, speaker and text) is skipped."""
+        def run():
+            appended = memory.append(turns)
+            return {"ids": appended.ids, "skipped": appended.skipped, "turns": len(memory.table)}
+        return checked(run)
 
     @server.tool()
     def ask(question: str, now: str | None = None) -> dict:
