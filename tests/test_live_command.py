@@ -85,3 +85,29 @@ def test_bad_log_is_one_line(tmp_path, capsys):
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("error: ") and "bad.jsonl:1" in last and "'yesterday'" in last
     assert not (tmp_path / "m").exists()  # the log is refused before a memory is created
+
+
+def test_follow_ups_read_against_earlier_questions_and_their_dates(tmp_path, tiny_backbone, capsys, monkeypatch):
+    memory_dir, log = tmp_path / "mem", write_log(tmp_path / "log.jsonl")
+    assert main(["import", str(log), "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--memory", str(memory_dir), "What else did we say that day?",
+                 "--history", "When did Ann adopt Rex?", "--history", "on 1 May 2023", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["response_idx"] for r in result["rows"]] == [0, 1]
+    assert "now is the log's last turn (2023-05-03T18:00+00:00)" in " ".join(result["plan"]["notes"])
+    assert main(["ask", "--memory", str(memory_dir), "And the session before that?", "--history",
+                 "What did we discuss on May 1st?", "--json"]) == 0  # before the session named, not before the last
+    before = json.loads(capsys.readouterr().out)
+    assert before["rows"] == [] and before["rewrite"]["method"] == "carry"  # May 1st's is the first session
+    assert before["plan"]["notes"][0].startswith("no rows:")
+    assert main(["ask", "--memory", str(memory_dir), "And the session before that?", "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)  # alone: the one before the last (Zyphra's reading)
+    assert [r["response_idx"] for r in alone["rows"]] == [0, 1] and alone["rewrite"] is None
+    monkeypatch.setattr("sys.stdin", io.StringIO("/ask When did Ann adopt Rex?\n/ask What else did we say that "
+                                                 "day?\n/quit\n"))
+    assert main(["chat", "--memory", str(memory_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "when: 1 May 2023 [2023-05-01 00:00, 2023-05-02 00:00) (from timestamp)" in out  # the date, shown
+    follow = out.split("What else", 1)[-1] if "What else" in out else out.rsplit("plan:", 1)[-1]
+    assert "2 rows:" in follow and "[0] 2023-05-01 10:00:00 Ann" in follow and "guitar" not in follow

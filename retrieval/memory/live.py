@@ -34,7 +34,8 @@ from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.jsonio import INPUT_ERRORS
 from retrieval.data.timestamps import ZONE_SOURCES
 from retrieval.memory.memory_answer import answer_messages
-from retrieval.memory.temporal_memory import TemporalMemory, _print_result
+from retrieval.memory.query_rewrite import refers_back
+from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult, _print_result
 
 
 @dataclass(kw_only=True)
@@ -73,6 +74,8 @@ class LiveAskArguments(MemoryArguments):
 
     question: str = option(help="the question", positional=True)
     now: str | None = option(None, "the reference time, ISO 8601 (default: the memory's last turn)")
+    history: list[str] = option([], "an earlier turn (repeat, oldest first): 'that day', 'the session before "
+                                "that' are read against it", nargs=1)
     json: bool = option(False, "print the result as JSON")
 
 
@@ -100,33 +103,47 @@ def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_si
     return ids, skipped
 
 
-def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, max_rows: int,
-                out: TextIO) -> str | None:
-    """Print the rows and plan for ``question`` (and the LLM's answer); the answer text, when there is one."""
-    result = memory.ask(question, now=now)
+def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, max_rows: int, out: TextIO,
+                history: Sequence[str] = ()) -> tuple[str | None, TemporalResult]:
+    """Print the plan, the when-answer (for a question that asks when), the rows (and the LLM's answer) for
+    ``question`` after ``history``; (the LLM's answer, or None; the result)."""
+    result = memory.ask(question, history=list(history) or None, now=now)
     plan = "; ".join(f"{op['op']}" + (f" {op.get('column', op.get('group', ''))}".rstrip()) for op in result.plan.ops)
     print(f"plan: {plan or '(none)'}", file=out)
     for note in result.plan.notes:
         print(f"  # {note}", file=out)
+    if result.answer is not None:
+        a = result.answer
+        span = f" [{a.start:%Y-%m-%d %H:%M}, {a.end:%Y-%m-%d %H:%M})" if a.start and a.end else ""
+        print(f"when: {a.answer or 'no date could be given'}{span} (from {a.source})", file=out)
+        for line in a.derivation:
+            print(f"  # {line}", file=out)
     print(f"{len(result.rows)} rows" + (f", the first {max_rows}:" if len(result.rows) > max_rows else ":"), file=out)
     for i, r in result.rows.head(max_rows).iterrows():
         print(f"  [{i}] {r['date']} {r['time']} {r['speaker']}: {r['text'][:120]}", file=out)
     if backend is None:
-        return None
+        return None, result
     reply = backend.generate([answer_messages(question, result.rows, max_rows)], max_new_tokens=96)[0]
     if not reply.ok:
         print(f"(no answer: the LLM failed: {reply.error})", file=out)
-        return None
+        return None, result
     print(f"answer: {reply.text.strip()}", file=out)
-    return reply.text.strip()
+    return reply.text.strip(), result
+
+
+HISTORY_TURNS = 4  # earlier questions and dates a chat question is read after
 
 
 def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "user", backend=None,
          max_rows: int = 5) -> int:
-    """The chat loop over ``lines``; the number of turns recorded."""
+    """The chat loop over ``lines``; the number of turns recorded. A question that refers back ("and the session
+    before that?", "what else did we say that day?") is read after the earlier questions and the dates they were
+    answered with; any other stands on its own."""
     recorded = 0
-    print(f"memory: {memory.folder.path} ({len(memory.table):,} turns). Type; a line ending in '?' is also "
-          "asked; /ask QUESTION asks only; /quit leaves.", file=out)
+    history: list[str] = []
+    print(f"memory: {memory.folder.path} ({len(memory.table):,} turns, calendar {memory.table.zone.name}). Type; a "
+          "line ending in '?' is also asked, with now the wall clock; /ask QUESTION asks only; /quit leaves.",
+          file=out)
     for raw in lines:
         line = raw.strip()
         if not line:
@@ -138,14 +155,19 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
         reply = None
         if question:
             try:
-                reply = answer_line(memory, question, now, backend, max_rows, out)
+                earlier = history if refers_back(question, now) else ()  # a new question stands on its own
+                reply, result = answer_line(memory, question, now, backend, max_rows, out, earlier)
+                history += [question] + ([f"on {result.answer.answer}"] if result.answer and result.answer.answer
+                                         else [])
+                history = history[-HISTORY_TURNS:]
             except ValueError as e:
                 print(f"(cannot answer: {e})", file=out)
         if line.startswith("/ask"):
             continue
         idx = memory.add(speaker, line, now)
         recorded += 1
-        print(f"recorded [{idx}] session {int(memory.table.last_row()['session'])} at {now.isoformat()}", file=out)
+        print(f"recorded [{idx}] session {int(memory.table.last_row()['session'])} at "
+              f"{now.astimezone(memory.table.tz).isoformat(timespec='seconds')}", file=out)
         if reply:
             memory.add("assistant", reply, max(now + timedelta(microseconds=1), datetime.now(timezone.utc)))
             recorded += 1
@@ -168,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   + (f"; {skipped:,} already there, skipped" if skipped else ""))
             print(f"calendar zone: {memory.table.zone.name} ({ZONE_SOURCES[memory.table.zone.source]})")
         elif name == "ask":
-            _print_result(memory.ask(args.question, now=args.now), args.json)
+            _print_result(memory.ask(args.question, history=args.history or None, now=args.now), args.json)
         else:
             backend = None
             if args.llm is not None:

@@ -58,14 +58,30 @@ def _one_day(found: Sequence[TimeExpression]) -> bool:
         found[0].intervals[0][1] - found[0].intervals[0][0]).days <= 1
 
 
+BEFORE_THAT = re.compile(r"\bbefore\s+that\b")
+
+
+def before_that(e: TimeExpression) -> bool:
+    """"The session before that", "the one before that": read alone as the second-to-last session (as Zyphra's
+    questions use it), after an earlier turn that names a time as the session before the one it named."""
+    return e.kind == "relative_session" and bool(BEFORE_THAT.search(e.text))
+
+
+def reference_kind(e: TimeExpression) -> str | None:
+    """How ``e`` refers back to an earlier turn's time: its anaphor ("then", "week", "after", ...), "before" for
+    :func:`before_that`, or None."""
+    return e.anaphor or ("before" if before_that(e) else None)
+
+
 def _referent(anaphor: str, found: Sequence[TimeExpression]) -> str:
     """What a reference back means, in words (shown in the rewritten text): "that week" of a day is the week of that
     day, "that morning" its morning, "the session after that" the session after the one then; the rest (then,
     that day, that time) is the expression itself."""
     carried = ", ".join(e.text for e in found)
     bare = re.sub(r"^(?:on|in|during|over|at|from)\s+", "", found[0].text)
-    if anaphor == "after":
-        return f"the session after the 1 {carried}" if found[0].intervals else f"the session after {carried}"
+    if anaphor in ("after", "before"):
+        return (f"the session {anaphor} the 1 {carried}" if found[0].intervals else
+                f"the session {anaphor} {carried}")
     if anaphor == "week" and _one_day(found):
         return f"the week of {bare}"
     if anaphor in PARTS_OF_DAY and _one_day(found):
@@ -76,9 +92,11 @@ def _referent(anaphor: str, found: Sequence[TimeExpression]) -> str:
 def _referent_expressions(e: TimeExpression, found: list[TimeExpression], now: datetime) -> list[TimeExpression]:
     """What a reference back means, as expressions: the session after the one then, the week or the morning of that
     day (composed from the earlier expression's value and placed anew), else the earlier expressions."""
-    text = _referent(e.anaphor, found)
-    if e.anaphor == "after":
-        return [TimeExpression(text, e.span, "session_shift", session_shift=(1, 1), anchor=found[0])]
+    kind = reference_kind(e)
+    text = _referent(kind, found)
+    if kind in ("after", "before"):
+        shift = (1, 1) if kind == "after" else (-1, -1)
+        return [TimeExpression(text, e.span, "session_shift", session_shift=shift, anchor=found[0])]
     value = found[0].value
     if _one_day(found) and isinstance(value, V.Time) and e.anaphor == "week":
         return [compose(V.Part(base=value, part="week", kind="week"), now, text, e.span)]
@@ -89,6 +107,12 @@ def _referent_expressions(e: TimeExpression, found: list[TimeExpression], now: d
     return list(found)
 
 
+def refers_back(query: str, now: datetime) -> bool:
+    """Whether ``query`` holds a reference back to an earlier turn's time ("then", "that day", "the session before
+    that"): a chat reads such a question after the earlier ones, and a question without one on its own."""
+    return any(reference_kind(e) for e in TimeResolver(now).resolve(query))
+
+
 def carry_time_reference(history: Sequence[ContextTurn], query: str, now: datetime,
                          own: Sequence[TimeExpression] | None = None) -> Rewrite:
     """The time expressions of the latest earlier turn that has any, for a query with none of its own: in place of
@@ -96,7 +120,7 @@ def carry_time_reference(history: Sequence[ContextTurn], query: str, now: dateti
     expressions when already read. The rewrite's ``carried`` are the expressions; its text shows them."""
     resolver = TimeResolver(now)
     own = resolver.resolve(query) if own is None else own
-    if any(not e.unresolved for e in own):
+    if any(not e.unresolved and not before_that(e) for e in own):
         return Rewrite(query, "unchanged", ["the query has its own time reference"])
     for turn in reversed(history):
         found = [e for e in resolver.resolve(turn_text(turn)) if not e.unresolved]
@@ -104,11 +128,11 @@ def carry_time_reference(history: Sequence[ContextTurn], query: str, now: dateti
             continue
         norm = normalise(query)
         start, end = question_sentence(norm)
-        anaphora = [e for e in own if e.anaphor and start <= e.span[0] < end]
+        anaphora = [e for e in own if reference_kind(e) and start <= e.span[0] < end]
         if anaphora:
             text, notes, carried = norm[start:end], [], []
             for e in sorted(anaphora, key=lambda x: -x.span[0]):
-                meant = _referent(e.anaphor, found)
+                meant = _referent(reference_kind(e), found)
                 text = text[:e.span[0] - start] + meant + text[e.span[1] - start:]
                 notes.append(f"read {e.text!r} as {meant!r} from an earlier turn")
                 carried += _referent_expressions(e, found, now)

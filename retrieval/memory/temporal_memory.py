@@ -241,6 +241,8 @@ class TemporalMemory:
             raise ValueError("the question is empty: ask about a time ('what did we discuss last Friday?') or a topic")
         if len(self.table) == 0:
             raise ValueError("the memory holds no turns yet: add some before asking about them")
+        now_note = ("now is the log's last turn" if now is None else "now as given") + " ({}); " + (
+            "pass now (--now) to ask as of another time" if now is None else "the calendar words count from it")
         now = self.resolve_now(now)
         zone = self.table.zone_for(now)
         now = instant(now).astimezone(zone.zone)  # via UTC: a wall time the clocks skip becomes a real one
@@ -250,6 +252,7 @@ class TemporalMemory:
         plan = self.planner.plan(read, now, self.speakers)
         plan.zone = zone.name
         plan.notes.append(zone.note)
+        plan.notes.append(now_note.format(now.isoformat(timespec="minutes")))
         first = frame["timestamp"].iloc[0]
         if now < first:
             plan.notes.append(f"now ({now.isoformat()}) is before the log's first utterance ({first.isoformat()}): "
