@@ -111,3 +111,29 @@ def test_follow_ups_read_against_earlier_questions_and_their_dates(tmp_path, tin
     assert "when: 1 May 2023 [2023-05-01 00:00, 2023-05-02 00:00) (from timestamp)" in out  # the date, shown
     follow = out.split("What else", 1)[-1] if "What else" in out else out.rsplit("plan:", 1)[-1]
     assert "2 rows:" in follow and "[0] 2023-05-01 10:00:00 Ann" in follow and "guitar" not in follow
+
+
+def test_a_damaged_database_names_its_snapshot_and_recover_rebuilds_from_it(tmp_path, tiny_backbone, capsys):
+    memory_dir, log = tmp_path / "mem", write_log(tmp_path / "log.jsonl")
+    assert main(["import", str(log), "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0  # closed: snapshot
+    (memory_dir / "memory.sqlite").write_bytes(b"")  # emptied by a bad copy or a full disk
+    for name in ("memory.sqlite-wal", "memory.sqlite-shm"):
+        (memory_dir / name).unlink(missing_ok=True)
+    capsys.readouterr()
+    assert main(["ask", "--memory", str(memory_dir), "What did we discuss?"]) == 2
+    err = capsys.readouterr().err
+    assert "memory.sqlite holds no memory (empty or damaged); its snapshot rows-0000000003.parquet" in err
+    assert f"python -m retrieval.memory.live recover --memory {memory_dir}" in err
+    assert main(["recover", "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0
+    assert "recovered 3 turns from" in capsys.readouterr().out
+    memory = TemporalMemory.open(tmp_path / "mem-recovered")
+    assert memory.table.frame["text"].tolist() == ["I adopted a beagle called Rex", "Rex is a lovely name",
+                                                   "My guitar lesson was cancelled"]
+    assert memory.table.frame["session"].tolist() == [1, 1, 2] and memory.table.zone.name == "UTC"
+    memory.close()
+    assert main(["recover", "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 2  # never over a memory
+    assert "already there" in capsys.readouterr().err
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / "memory.sqlite").write_bytes(b"not a database at all, just bytes" * 50)
+    assert main(["ask", "--memory", str(tmp_path / "garbage"), "What?"]) == 2
+    assert "no snapshot (rows-N.parquet) is beside it to recover from" in capsys.readouterr().err

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from models.dual_encoder import DualEncoder
-from retrieval.memory.live_table import MemoryInUseError
+from retrieval.memory.folder_lock import MemoryInUseError
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.dense_index import EncoderMismatchError
@@ -278,4 +278,13 @@ def test_an_empty_answer_says_what_was_searched_and_what_the_memory_holds(tmp_pa
     assert result.ids == []
     assert result.plan.notes[0] == ("no rows: searched 2024-05-01 (reading 'now' as 2024-06-01T12:00+00:00); the "
                                     "memory holds 2023-05-01 to 2023-05-01")
+    memory.close()
+
+
+def test_a_question_in_another_language_says_so_first(tmp_path, encoder):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True)
+    memory.add_many([turn(i) for i in range(3)])
+    result = memory.ask("¿Qué dijimos el martes sobre el perro?")
+    assert result.plan.notes[0].startswith("not read as English: it names 'martes' (Spanish)")
+    assert not memory.ask("What did we say on Tuesday about the dog?").plan.notes[0].startswith("not read")
     memory.close()

@@ -3,6 +3,7 @@
     python -m retrieval.memory.live chat --memory runs/my_memory [--llm smollm2] [--speaker me] [--tz Europe/Paris]
     python -m retrieval.memory.live import chat.jsonl --memory runs/my_memory      # any log format, progress bar
     python -m retrieval.memory.live ask --memory runs/my_memory "What did I say about the dog last week?"
+    python -m retrieval.memory.live recover --memory runs/my_memory   # a damaged memory.sqlite: from its snapshot
     ctbls-live chat --memory DIR                                                   # the same, as a console script
 
 ``chat`` reads lines from standard input. Every line is recorded as a turn of ``--speaker``, stamped with the
@@ -24,6 +25,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import TextIO
 
 from tqdm import tqdm
@@ -31,10 +33,12 @@ from tqdm import tqdm
 from models.dual_encoder import PRECISIONS
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import Utterance, load_log
-from retrieval.data.jsonio import INPUT_ERRORS
-from retrieval.data.timestamps import ZONE_SOURCES
+from retrieval.data.jsonio import INPUT_ERRORS, DataError
+from retrieval.data.timestamps import ZONE_SOURCES, zone_name
+from retrieval.memory.live_table import MemoryFolder
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.query_rewrite import refers_back
+from retrieval.memory.snapshot import newest_readable
 from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult, _print_result
 
 
@@ -77,6 +81,35 @@ class LiveAskArguments(MemoryArguments):
     history: list[str] = option([], "an earlier turn (repeat, oldest first): 'that day', 'the session before "
                                 "that' are read against it", nargs=1)
     json: bool = option(False, "print the result as JSON")
+
+
+@dataclass(kw_only=True)
+class RecoverArguments:
+    """Make a new memory from a damaged memory's snapshot (the rows as of its last close)."""
+
+    memory: str = option(help="the damaged memory's folder")
+    into: str | None = option(None, "the new memory's folder (default: MEMORY-recovered)")
+    encoder: str | None = option(None, "dual encoder of the new memory (default: the packaged MiniLM)")
+    batch_size: int = option(256, "turns per transaction")
+
+
+def recover(args: RecoverArguments) -> tuple[TemporalMemory, int, Path]:
+    """A new memory (``args.into``) holding the turns of the damaged one's newest readable snapshot, in its zone; (the
+    memory, the turns recovered, the snapshot)."""
+    source = Path(args.memory)
+    found = newest_readable(source)
+    if found is None:
+        raise DataError(f"{source}: no snapshot (rows-N.parquet) that reads: nothing to recover from")
+    frame, snapshot = found
+    into = Path(args.into or f"{source.as_posix().rstrip('/')}-recovered")
+    if MemoryFolder.exists(into):
+        raise FileExistsError(f"{into}: a memory is already there; name another with --into")
+    utterances = [Utterance(int(i), int(r["session"]), str(r["speaker"]), r["timestamp"].to_pydatetime(),
+                            str(r["text"])) for i, r in frame.iterrows()]
+    memory = TemporalMemory.open(into, create=True, encoder_spec=args.encoder,
+                                 tz=zone_name(frame["timestamp"].dt.tz))
+    ids, _ = import_log(memory, utterances, args.batch_size, where=snapshot.name)
+    return memory, len(ids), snapshot
 
 
 def open_memory(args: MemoryArguments) -> TemporalMemory:
@@ -176,10 +209,17 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
 
 def main(argv: Sequence[str] | None = None) -> int:
     commands = {"chat": (ChatArguments, ChatArguments.__doc__), "import": (ImportArguments, ImportArguments.__doc__),
-                "ask": (LiveAskArguments, LiveAskArguments.__doc__)}
+                "ask": (LiveAskArguments, LiveAskArguments.__doc__),
+                "recover": (RecoverArguments, RecoverArguments.__doc__)}
     name, args = parse_command(commands, argv, prog="python -m retrieval.memory.live",
                                description=__doc__.split("\n")[0])
     try:
+        if name == "recover":
+            memory, n, snapshot = recover(args)
+            print(f"recovered {n:,} turns from {snapshot} into {memory.folder.path}; turns added after that snapshot "
+                  "was written (at the memory's last close) are not in it")
+            memory.close()
+            return 0
         # a log is read (and refused) before the memory is opened or created
         utterances = load_log(args.file, args.format, None, args.sample, timestamps=args.timestamps) \
             if name == "import" else None

@@ -25,7 +25,6 @@ BM25 loads its sealed segments and re-adds the rows after them (fewer than one s
 
 from __future__ import annotations
 
-import fcntl
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, Utterance
 from retrieval.data.jsonio import DataError
 from retrieval.data.timestamps import CalendarZone, as_timezone, calendar_zone, instant, read_timestamp, zone_name
 from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.folder_lock import take_lock
 from retrieval.memory.growing_frame import GrowingFrame
 from retrieval.memory.live_rows import (
     extend_records,
@@ -50,7 +50,7 @@ from retrieval.memory.live_rows import (
     utterance_records,
     view_texts,
 )
-from retrieval.memory.snapshot import read_frame, write_snapshot
+from retrieval.memory.snapshot import read_frame, recovery_hint, write_snapshot
 from retrieval.memory.store import DB_NAME, FORMAT, SMALL_BATCH, SQLiteStore
 from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
 from retrieval.search.index_record import autocast_name, document_side, recorded_precision
@@ -184,9 +184,16 @@ class MemoryFolder:
 
     @classmethod
     def _open_locked(cls, path: Path, encoder, fsync: bool) -> MemoryFolder:
-        store = SQLiteStore(path / DB_NAME, fsync)
+        try:
+            store = SQLiteStore(path / DB_NAME, fsync)
+        except DataError as e:
+            raise DataError(f"{e}{recovery_hint(path)}") from e
         if store.get_meta("format") != FORMAT:
-            raise DataError(f"{path}: a memory folder of format {store.get_meta('format')!r}, not {FORMAT}")
+            found = store.get_meta("format")
+            store.close()
+            if found is None:
+                raise DataError(f"{path}: {DB_NAME} holds no memory (empty or damaged){recovery_hint(path)}")
+            raise DataError(f"{path}: a memory folder of format {found!r}, not {FORMAT}")
         if encoder is None:
             from models.dual_encoder import load_encoder
 
@@ -370,23 +377,6 @@ class MemoryFolder:
         if self.lock is not None:
             self.lock.close()  # releases the lock
             self.lock = None
-
-
-class MemoryInUseError(DataError):
-    """The memory is open for writing elsewhere (another process, or another object in this one)."""
-
-
-def take_lock(path: Path) -> TextIO:
-    """An exclusive lock on ``path/lock`` for as long as the returned file stays open (the kernel drops it when the
-    process dies): one writer per memory, since the files beside the database are appended to without it."""
-    f = (path / "lock").open("a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.close()
-        raise MemoryInUseError(f"{path}: this memory is open in another process or object; close it first "
-                               "(one writer at a time)") from None
-    return f
 
 
 def check_encoder(store: SQLiteStore, encoder, path: Path) -> None:

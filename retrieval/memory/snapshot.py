@@ -78,3 +78,23 @@ def read_frame(path: Path, store: SQLiteStore, zone) -> pd.DataFrame:
     return store.read(0, zone)
 
 
+
+
+def newest_readable(path: Path) -> tuple[pd.DataFrame, Path] | None:
+    """The newest snapshot in ``path`` that reads, with its file; None when there is none."""
+    for _, snapshot in snapshots(path):
+        try:
+            return pd.read_parquet(snapshot), snapshot
+        except (OSError, ValueError) as e:
+            logger.warning("%s: unreadable snapshot (%s)", snapshot, e)
+    return None
+
+
+def recovery_hint(path: Path) -> str:
+    """What a damaged memory can be recovered from, as the end of its error message."""
+    found = snapshots(path)
+    if not found:
+        return "; no snapshot (rows-N.parquet) is beside it to recover from"
+    rows, snapshot = found[0]
+    return (f"; its snapshot {snapshot.name} (written when it was last closed) holds {rows:,} turns: "
+            f"`python -m retrieval.memory.live recover --memory {path}` makes a new memory from it")

@@ -28,8 +28,10 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
+from retrieval.memory.answer_notes import empty_note
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.language_check import language_note
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
@@ -260,6 +262,9 @@ class TemporalMemory:
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
         if not len(execution.rows):
             plan.notes.insert(0, empty_note(plan.expressions, frame, now))
+        unread = language_note(question, any(not e.unresolved for e in read.expressions))
+        if unread:  # said first: the rows are not restricted in time
+            plan.notes.insert(0, unread)
         kind = read.kind
         answer = None
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
@@ -282,20 +287,6 @@ class TemporalMemory:
         read = AskedQuestion.read(question, now, self.speakers)
         ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
         return execute(ops, self.table.frame, ranker=self._rank).rows
-
-
-def empty_note(expressions: Sequence[dict], frame: pd.DataFrame, now: datetime) -> str:
-    """What an answer with no rows searched, and the span the memory holds: said first, so that "nothing" is
-    never mistaken for "nothing on that day" when the days searched were not the ones meant."""
-    spans = []
-    for e in expressions:
-        for a, b in e.get("intervals", []):  # [start, end): the last day is the one before the end
-            first_day, last_day = a[:10], (datetime.fromisoformat(b) - timedelta(microseconds=1)).date().isoformat()
-            spans.append(first_day if first_day == last_day else f"{first_day} to {last_day}")
-    searched = f"searched {'; '.join(spans)}" if spans else "searched the whole memory"
-    first, last = frame["timestamp"].iloc[0], frame["timestamp"].iloc[-1]
-    return (f"no rows: {searched} (reading 'now' as {now.isoformat(timespec='minutes')}); the memory holds "
-            f"{first:%Y-%m-%d} to {last:%Y-%m-%d}")
 
 
 def _print_result(result: TemporalResult, as_json: bool) -> None:

@@ -1,0 +1,24 @@
+"""What an answer says first when it has nothing to show: the dates it searched, the "now" it counted from, and
+the span the memory holds, so that "nothing" is never mistaken for "nothing on that day" when the days searched
+were not the ones meant (a memory of last year asked about "May 1st" this year)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import pandas as pd
+
+
+def empty_note(expressions: Sequence[dict], frame: pd.DataFrame, now: datetime) -> str:
+    """What an answer with no rows searched, and the span the memory holds: said first, so that "nothing" is
+    never mistaken for "nothing on that day" when the days searched were not the ones meant."""
+    spans = []
+    for e in expressions:
+        for a, b in e.get("intervals", []):  # [start, end): the last day is the one before the end
+            first_day, last_day = a[:10], (datetime.fromisoformat(b) - timedelta(microseconds=1)).date().isoformat()
+            spans.append(first_day if first_day == last_day else f"{first_day} to {last_day}")
+    searched = f"searched {'; '.join(spans)}" if spans else "searched the whole memory"
+    first, last = frame["timestamp"].iloc[0], frame["timestamp"].iloc[-1]
+    return (f"no rows: {searched} (reading 'now' as {now.isoformat(timespec='minutes')}); the memory holds "
+            f"{first:%Y-%m-%d} to {last:%Y-%m-%d}")
