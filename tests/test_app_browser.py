@@ -128,6 +128,9 @@ def test_memory_tab_known_rows_and_bad_upload(page, shots, tmp_path):
     page.fill("#memory-question textarea", "When did Ann book the trip to Lisbon?")
     page.click("#memory-ask")
     wait_text(page, "#memory-when", "Derivation")
+    page.fill("#memory-question textarea", "What did we discuss a few weeks back?")
+    page.click("#memory-ask")
+    wait_text(page, "#memory-when", "unreadable time phrase 'a few weeks back'")  # said first, above the answer
 
     bad = tmp_path / "broken.json"
     bad.write_text("{not json")

@@ -137,3 +137,18 @@ def test_a_damaged_database_names_its_snapshot_and_recover_rebuilds_from_it(tmp_
     (tmp_path / "garbage" / "memory.sqlite").write_bytes(b"not a database at all, just bytes" * 50)
     assert main(["ask", "--memory", str(tmp_path / "garbage"), "What?"]) == 2
     assert "no snapshot (rows-N.parquet) is beside it to recover from" in capsys.readouterr().err
+
+
+def test_what_was_not_read_is_said_first(tmp_path, tiny_backbone, capsys):
+    memory_dir, log = tmp_path / "mem", write_log(tmp_path / "log.jsonl")
+    assert main(["import", str(log), "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--memory", str(memory_dir), "What did we discuss a few weeks back?"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("question:") and lines[1].startswith("warning: unreadable time phrase 'a few weeks back'")
+    assert main(["ask", "--memory", str(memory_dir), "What did we discuss on May 1st?", "--now", "2024-06-01"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == ("warning: no rows: searched 2024-05-01 (reading 'now' as 2024-06-01T00:00+00:00); the memory "
+                        "holds 2023-05-01 to 2023-05-03")
+    assert main(["ask", "--memory", str(memory_dir), "What did we discuss on May 1st?", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []

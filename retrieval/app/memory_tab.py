@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from retrieval.app.memory_demo import LIVE_LABEL, LiveMemory, MemoryDemo, rows_table
-from retrieval.app.render import PAGE_ERRORS, ROW_CHARS, ROW_WIDTHS, error_html, timeline_figure, when_html
+from retrieval.app.render import PAGE_ERRORS, ROW_CHARS, ROW_WIDTHS, error_html, esc, timeline_figure, when_html
 
 
 def build_memory_tab(memories: MemoryDemo, live: LiveMemory, default_log: str | None) -> None:
@@ -69,7 +69,8 @@ def build_memory_tab(memories: MemoryDemo, live: LiveMemory, default_log: str | 
         r = got.result
         figure = timeline_figure(got.frame, r.ids, got.semantic.index.tolist(), f"{label}: {text[:60]}")
         steps = "\n".join(f"- {s}" for s in got.plan_steps())
-        return ("", when_html(r.answer), pd.DataFrame(got.reading_rows(), columns=["part", "read as"]),
+        said_first = "".join(f'<p class="warning">⚠ {esc(w)}</p>' for w in r.warnings)
+        return ("", said_first + when_html(r.answer), pd.DataFrame(got.reading_rows(), columns=["part", "read as"]),
                 f"**The plan** ({r.plan.planner} planner, {len(r.rows)} rows)\n\n{steps}", figure,
                 rows_table(r.rows, r.execution.scores), rows_table(got.semantic))
 

@@ -61,6 +61,7 @@ td.cell-rerank { box-shadow: inset 0 0 0 2px #2ca02c; }
 .badge.tracker { background: #c98a00; } .badge.rerank { background: #2ca02c; }
 .legend, .note { color: #666; font-size: 12px; }
 .error-box { color: #b00020; font-weight: 600; }
+.warning { color: #8a5a00; background: #fff6e0; padding: 4px 8px; border-radius: 4px; }
 .when-answer { font-size: 16px; }
 details.more summary { cursor: pointer; }
 """

@@ -1,6 +1,7 @@
-"""What an answer says first when it has nothing to show: the dates it searched, the "now" it counted from, and
-the span the memory holds, so that "nothing" is never mistaken for "nothing on that day" when the days searched
-were not the ones meant (a memory of last year asked about "May 1st" this year)."""
+"""What an answer says first: the words of the question it could not read, and, when it has nothing to show, the
+dates it searched, the "now" it counted from and the span the memory holds, so that "nothing" is never mistaken
+for "nothing on that day" when the days searched were not the ones meant (a memory of last year asked about "May
+1st" this year)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import pandas as pd
+
+# The notes that say part of a question was not read, or that nothing was found: an answer shows them first.
+WARNINGS = ("unreadable time phrase", "not read as English", "no rows:")
+
+
+def warnings(notes: Sequence[str]) -> list[str]:
+    """The notes of :data:`WARNINGS`, in order."""
+    return [n for n in notes if n.startswith(WARNINGS)]
 
 
 def empty_note(expressions: Sequence[dict], frame: pd.DataFrame, now: datetime) -> str:

@@ -141,6 +141,8 @@ def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, m
     """Print the plan, the when-answer (for a question that asks when), the rows (and the LLM's answer) for
     ``question`` after ``history``; (the LLM's answer, or None; the result)."""
     result = memory.ask(question, history=list(history) or None, now=now)
+    for warning in result.warnings:  # first: what was not read, what was not found
+        print(f"warning: {warning}", file=out)
     plan = "; ".join(f"{op['op']}" + (f" {op.get('column', op.get('group', ''))}".rstrip()) for op in result.plan.ops)
     print(f"plan: {plan or '(none)'}", file=out)
     for note in result.plan.notes:

@@ -28,7 +28,7 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
-from retrieval.memory.answer_notes import empty_note
+from retrieval.memory.answer_notes import empty_note, warnings
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.language_check import language_note
@@ -67,12 +67,18 @@ class TemporalResult:
     def ids(self) -> list[int]:
         return self.rows.index.tolist()
 
+    @property
+    def warnings(self) -> list[str]:
+        """What the answer says first: words of the question not read, or nothing found (and where it looked)."""
+        return warnings(self.plan.notes)
+
     def to_dict(self, max_text: int | None = None) -> dict:
         rows = [{"response_idx": int(i), "session": int(r["session"]), "timestamp": r["timestamp"].isoformat(),
                  "speaker": r["speaker"], "text": r["text"][:max_text] if max_text else r["text"],
                  **({"score": self.execution.scores[i]} if i in self.execution.scores else {})}
                 for i, r in self.rows.iterrows()]
-        return {"question": self.question, "plan": self.plan.to_dict(), "trace": self.execution.trace,
+        return {"question": self.question, "warnings": self.warnings, "plan": self.plan.to_dict(),
+                "trace": self.execution.trace,
                 "counts": self.execution.counts, "rewrite": self.rewrite.to_dict() if self.rewrite else None,
                 "rows": rows, **({"answer": self.answer.to_dict()} if self.answer else {})}
 
@@ -294,6 +300,8 @@ def _print_result(result: TemporalResult, as_json: bool) -> None:
         print(json.dumps(result.to_dict(), indent=2, default=str))
         return
     print(f"question: {result.question}")
+    for warning in result.warnings:  # before anything else: what was not read, what was not found
+        print(f"warning: {warning}")
     if result.rewrite:
         print(f"rewrite ({result.rewrite.method}): {'; '.join(result.rewrite.notes)}")
     if result.plan.reading:
