@@ -145,10 +145,26 @@ def test_what_was_not_read_is_said_first(tmp_path, tiny_backbone, capsys):
     capsys.readouterr()
     assert main(["ask", "--memory", str(memory_dir), "What did we discuss a few weeks back?"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("question:") and lines[1].startswith("warning: unreadable time phrase 'a few weeks back'")
+    assert lines[0].startswith("question:")
+    assert lines[1].startswith("warning: unreadable time phrase 'a few weeks back'")
     assert main(["ask", "--memory", str(memory_dir), "What did we discuss on May 1st?", "--now", "2024-06-01"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == ("warning: no rows: searched 2024-05-01 (reading 'now' as 2024-06-01T00:00+00:00); the memory "
                         "holds 2023-05-01 to 2023-05-03")
     assert main(["ask", "--memory", str(memory_dir), "What did we discuss on May 1st?", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["warnings"] == []
+
+
+def test_chat_questions_never_come_back_as_evidence(tmp_path, tiny_backbone, capsys, monkeypatch):
+    memory_dir, log = tmp_path / "mem", write_log(tmp_path / "log.jsonl")
+    assert main(["import", str(log), "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0
+    script = "What did Ann say about the guitar lesson?\nWhat did Ann say about the guitar lesson?\n/quit\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(script))
+    capsys.readouterr()
+    assert main(["chat", "--memory", str(memory_dir), "--speaker", "Ann"]) == 0
+    out = capsys.readouterr().out
+    assert "2 turns recorded; 5 in" in out  # both questions are recorded ...
+    assert "Ann: What did Ann say about the guitar lesson?" not in out  # ... and the first is never listed as a row
+    memory = TemporalMemory.open(memory_dir)
+    assert memory.folder.roles == {3: "question", 4: "question"}
+    memory.close()

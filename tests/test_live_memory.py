@@ -288,3 +288,27 @@ def test_a_question_in_another_language_says_so_first(tmp_path, encoder):
     assert result.plan.notes[0].startswith("not read as English: it names 'martes' (Spanish)")
     assert not memory.ask("What did we say on Tuesday about the dog?").plan.notes[0].startswith("not read")
     memory.close()
+
+
+def test_questions_and_answers_are_kept_but_are_not_evidence(tmp_path, encoder):
+    memory = TemporalMemory.open(tmp_path / "m", encoder=encoder, create=True)
+    memory.add_many([turn(i) for i in range(3)])
+    asked = {**turn(3), "speaker": "Ann", "text": "What did we say about the beagle?", "role": "question"}
+    answer = {**turn(4), "speaker": "assistant", "text": "You talked about a beagle.", "role": "answer"}
+    assert memory.add_many([asked, answer]) == [3, 4]
+    with pytest.raises(ValueError, match="role 'bot'; a turn's role is one of utterance, question, answer"):
+        memory.add_many([{**turn(5), "role": "bot"}])
+    assert len(memory.table) == 5  # the refused batch wrote nothing
+    every = memory.ask("What did we discuss on May 1st?").ids
+    assert every == [0, 1, 2]  # the day's turns, not the question put to the memory or its answer
+    assert memory.ask("What did we discuss on May 1st?", include_asked=True).ids == [0, 1, 2, 3, 4]
+    memory.close()
+    reopened = TemporalMemory.open(tmp_path / "m", encoder=encoder)  # the roles are kept with the rows
+    assert reopened.folder.roles == {3: "question", 4: "answer"}
+    assert reopened.ask("What did we discuss on May 1st?").ids == [0, 1, 2]
+    reopened.close()
+    only = TemporalMemory.open(tmp_path / "q", encoder=encoder, create=True)
+    only.add_many([asked])
+    with pytest.raises(ValueError, match="only questions put to it"):
+        only.ask("What did we discuss?")
+    only.close()

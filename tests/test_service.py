@@ -270,3 +270,18 @@ def test_killed_under_load_loses_no_acknowledged_append(tmp_path, tiny_backbone)
     assert recovery["acknowledged_appends"] > 0 and recovery["missing_or_changed"] == 0
     assert recovery["partial_turns"] == 0 and recovery["memories_with_id_gaps"] == 0
     assert recovery["n_changed"] == 0 and recovery["fixed_questions"] == 8
+
+
+def test_questions_sent_with_their_role_are_kept_out_of_answers(service):
+    client, _ = service
+    mid, auth = make(client)
+    asked = {"speaker": "Ann", "text": "What did we say on May 2nd?", "timestamp": "2023-05-02T19:00:00+00:00",
+             "role": "question"}
+    client.post(f"/memories/{mid}/turns", json={"turns": [*TURNS[:4], asked]}, headers=auth)
+    body = {"question": "What did we discuss on May 2nd?", "now": "2023-05-03T00:00:00+00:00"}
+    rows = client.post(f"/memories/{mid}/ask", json=body, headers=auth).json()["rows"]
+    assert [r["response_idx"] for r in rows] == [2, 3]
+    rows = client.post(f"/memories/{mid}/ask", json={**body, "include_asked": True}, headers=auth).json()["rows"]
+    assert [r["response_idx"] for r in rows] == [2, 3, 4]
+    bad = client.post(f"/memories/{mid}/turns", json={"turns": [{**asked, "role": "bot"}]}, headers=auth)
+    assert bad.status_code == 422 and bad.json()["field"] == "turns.0.role"

@@ -9,8 +9,10 @@
 ``chat`` reads lines from standard input. Every line is recorded as a turn of ``--speaker``, stamped with the
 time it was typed (the memory is created on first use, ``--encoder`` and ``--tz`` then set for good). A line
 ending in "?" is also a question: it is answered from the memory as it was before the line (the selected rows and
-the plan, and with ``--llm`` an answer written from those rows, recorded as the assistant's turn), with "now" the
-time it was asked. ``/ask QUESTION`` asks without recording; ``/quit`` (or end of input) leaves.
+the plan, and with ``--llm`` an answer written from those rows), with "now" the time it was asked. The question is
+recorded with the role "question" and the LLM's answer as the assistant's turn with the role "answer": kept, but
+not evidence for later questions unless ``--include-asked``. ``/ask QUESTION`` asks without recording; ``/quit``
+(or end of input) leaves.
 
 ``import FILE`` appends a log (Zyphra, LoCoMo or JSONL, read as ``retrieval.memory.temporal_memory ask --log`` reads
 them, so a JSONL log without sessions has them by the 30-minute gap rule) after the memory's last turn: response
@@ -38,8 +40,9 @@ from retrieval.data.timestamps import ZONE_SOURCES, zone_name
 from retrieval.memory.live_table import MemoryFolder
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.query_rewrite import refers_back
+from retrieval.memory.result_print import print_result
 from retrieval.memory.snapshot import newest_readable
-from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult, _print_result
+from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult
 
 
 @dataclass(kw_only=True)
@@ -59,6 +62,8 @@ class ChatArguments(MemoryArguments):
     speaker: str = option("user", "who is typing")
     llm: str | dict | None = option(None, "LLM spec for answers (smollm2, openai:MODEL, ...; default none: rows only)")
     max_rows: int = option(5, "rows shown (and given to the LLM) per answer")
+    include_asked: bool = option(False, "answer from the questions put to the memory and its answers too (recorded "
+                                 "with their roles; left out by default)")
 
 
 @dataclass(kw_only=True)
@@ -80,6 +85,7 @@ class LiveAskArguments(MemoryArguments):
     now: str | None = option(None, "the reference time, ISO 8601 (default: the memory's last turn)")
     history: list[str] = option([], "an earlier turn (repeat, oldest first): 'that day', 'the session before "
                                 "that' are read against it", nargs=1)
+    include_asked: bool = option(False, "answer from the questions put to the memory and its answers too")
     json: bool = option(False, "print the result as JSON")
 
 
@@ -137,10 +143,10 @@ def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_si
 
 
 def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, max_rows: int, out: TextIO,
-                history: Sequence[str] = ()) -> tuple[str | None, TemporalResult]:
+                history: Sequence[str] = (), include_asked: bool = False) -> tuple[str | None, TemporalResult]:
     """Print the plan, the when-answer (for a question that asks when), the rows (and the LLM's answer) for
     ``question`` after ``history``; (the LLM's answer, or None; the result)."""
-    result = memory.ask(question, history=list(history) or None, now=now)
+    result = memory.ask(question, history=list(history) or None, now=now, include_asked=include_asked)
     for warning in result.warnings:  # first: what was not read, what was not found
         print(f"warning: {warning}", file=out)
     plan = "; ".join(f"{op['op']}" + (f" {op.get('column', op.get('group', ''))}".rstrip()) for op in result.plan.ops)
@@ -170,7 +176,7 @@ HISTORY_TURNS = 4  # earlier questions and dates a chat question is read after
 
 
 def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "user", backend=None,
-         max_rows: int = 5) -> int:
+         max_rows: int = 5, include_asked: bool = False) -> int:
     """The chat loop over ``lines``; the number of turns recorded. A question that refers back ("and the session
     before that?", "what else did we say that day?") is read after the earlier questions and the dates they were
     answered with; any other stands on its own."""
@@ -191,7 +197,7 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
         if question:
             try:
                 earlier = history if refers_back(question, now) else ()  # a new question stands on its own
-                reply, result = answer_line(memory, question, now, backend, max_rows, out, earlier)
+                reply, result = answer_line(memory, question, now, backend, max_rows, out, earlier, include_asked)
                 history += [question] + ([f"on {result.answer.answer}"] if result.answer and result.answer.answer
                                          else [])
                 history = history[-HISTORY_TURNS:]
@@ -199,12 +205,14 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
                 print(f"(cannot answer: {e})", file=out)
         if line.startswith("/ask"):
             continue
-        idx = memory.add(speaker, line, now)
+        role = "question" if question else "utterance"  # a question is kept, with its role: not evidence
+        idx = memory.add_many([{"speaker": speaker, "text": line, "timestamp": now, "role": role}])[0]
         recorded += 1
         print(f"recorded [{idx}] session {int(memory.table.last_row()['session'])} at "
               f"{now.astimezone(memory.table.tz).isoformat(timespec='seconds')}", file=out)
         if reply:
-            memory.add("assistant", reply, max(now + timedelta(microseconds=1), datetime.now(timezone.utc)))
+            memory.add_many([{"speaker": "assistant", "text": reply, "role": "answer",
+                              "timestamp": max(now + timedelta(microseconds=1), datetime.now(timezone.utc))}])
             recorded += 1
     return recorded
 
@@ -232,14 +240,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                   + (f"; {skipped:,} already there, skipped" if skipped else ""))
             print(f"calendar zone: {memory.table.zone.name} ({ZONE_SOURCES[memory.table.zone.source]})")
         elif name == "ask":
-            _print_result(memory.ask(args.question, history=args.history or None, now=args.now), args.json)
+            print_result(memory.ask(args.question, history=args.history or None, now=args.now,
+                                    include_asked=args.include_asked), args.json)
         else:
             backend = None
             if args.llm is not None:
                 from retrieval.llm import llm_spec, load_backend
 
                 backend = load_backend(args.llm) if llm_spec(args.llm) else None
-            n = chat(memory, sys.stdin, sys.stdout, args.speaker, backend, args.max_rows)
+            n = chat(memory, sys.stdin, sys.stdout, args.speaker, backend, args.max_rows, args.include_asked)
             print(f"{n} turns recorded; {len(memory.table):,} in {args.memory}")
     except (*INPUT_ERRORS, ValueError, FileExistsError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -104,3 +104,19 @@ def own_texts(rows: pd.DataFrame | dict[str, list]) -> list[str]:
 def sparse_texts(rows: pd.DataFrame | dict[str, list], previous: pd.Series | None, view: str) -> list[str]:
     """The BM25 texts of ``rows`` in one view: "speaker: text", or the turn view's dense text."""
     return own_texts(rows) if view == "text" else view_texts(rows, previous, ("turn",))["turn"]
+
+
+ROLES = ("utterance", "question", "answer")  # what a turn is: said by a person, asked of the memory, its answer
+
+
+def turn_roles(turns: Sequence[dict], ids: Sequence[int]) -> dict[int, str]:
+    """The roles of new ``turns`` (at ``ids``) that are not utterances; a role outside :data:`ROLES` is a
+    ValueError."""
+    roles = {}
+    for turn, i in zip(turns, ids):
+        role = turn.get("role") or "utterance"
+        if role not in ROLES:
+            raise ValueError(f"turn {i}: role {role!r}; a turn's role is one of {', '.join(ROLES)}")
+        if role != "utterance":
+            roles[int(i)] = role
+    return roles

@@ -47,6 +47,7 @@ from retrieval.memory.live_rows import (
     own_texts,
     records_frame,
     sparse_texts,
+    turn_roles,
     utterance_records,
     view_texts,
 )
@@ -142,6 +143,7 @@ class MemoryFolder:
         self.views, self.gap = views, gap
         self.vectors = {v: VectorLog(path / f"vectors-{v}.f32", encoder.dim) for v in views}
         self.lock: TextIO | None = None
+        self.roles: dict[int, str] = store.roles()  # the rows that are not utterances (questions, LLM answers)
 
     # ---- creating and opening -----------------------------------------------------------------------------
     @staticmethod
@@ -342,6 +344,7 @@ class MemoryFolder:
             return Appended([], 0)
         self._first_zone(turns)
         rows, repeats = self.new_rows(turns)  # columns of Python values: a frame costs ms per turn (live_rows)
+        roles = turn_roles([t for t, r in zip(turns, repeats) if r is None], rows["response_idx"])
         ids = iter(rows["response_idx"])
         appended = Appended([next(ids) if r is None else r for r in repeats], sum(r is not None for r in repeats))
         n = len(rows["response_idx"])
@@ -359,9 +362,10 @@ class MemoryFolder:
             if embeddings[v].shape != (n, self.encoder.dim):
                 raise ValueError(f"{v} embeddings of shape {embeddings[v].shape} for {n} rows")
         if self.store.columns is None or n > SMALL_BATCH:  # the first rows make the table; many convert by column
-            self.store.append(records_frame(rows, self.table.zone.zone))  # durable from here on
+            self.store.append(records_frame(rows, self.table.zone.zone), roles)  # durable from here on
         else:
-            self.store.append_records(rows)  # durable from here on
+            self.store.append_records(rows, roles)  # durable from here on
+        self.roles.update(roles)
         for v in self.views:
             self.vectors[v].append(embeddings[v])
         self.table.append(rows, embeddings, {v: own_texts(rows) if v == "text" else dense[v] for v in self.views})

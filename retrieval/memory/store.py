@@ -36,8 +36,12 @@ FORMAT = 1  # the layout of a memory folder; a different one is refused on open
 class MemoryStore(Protocol):
     """What a memory needs of the database holding its rows."""
 
-    def append(self, rows: pd.DataFrame) -> None:
-        """Add rows (positions ``count()``, ``count() + 1``, ...) in one transaction, durable when it returns."""
+    def append(self, rows: pd.DataFrame, roles: dict[int, str] | None = None) -> None:
+        """Add rows (positions ``count()``, ``count() + 1``, ...) and the ``roles`` of those that are not
+        utterances (response_idx -> "question" or "answer") in one transaction, durable when it returns."""
+
+    def roles(self) -> dict[int, str]:
+        """The rows stored with a role: response_idx -> role."""
 
     def count(self) -> int:
         """Rows stored."""
@@ -108,6 +112,8 @@ class SQLiteStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.set_fsync(fsync)
             self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            # the rows that are not what people said (a question put to the memory, an LLM's answer): their role
+            self.db.execute("CREATE TABLE IF NOT EXISTS roles (response_idx INTEGER PRIMARY KEY, role TEXT NOT NULL)")
         except sqlite3.DatabaseError as e:
             raise DataError(f"{self.path}: not a memory database ({e})") from e
         self.columns: list[tuple[str, str]] | None = None
@@ -152,7 +158,11 @@ class SQLiteStore:
         self.set_meta("columns", [list(c) for c in self.columns])
         self.db.execute("COMMIT")
 
-    def append(self, rows: pd.DataFrame) -> None:
+    def roles(self) -> dict[int, str]:
+        """The rows recorded with a role other than an utterance: response_idx -> role."""
+        return dict(self.db.execute("SELECT response_idx, role FROM roles").fetchall())
+
+    def append(self, rows: pd.DataFrame, roles: dict[int, str] | None = None) -> None:
         if rows.empty:
             return
         if self.columns is None:
@@ -162,23 +172,25 @@ class SQLiteStore:
             raise ValueError(f"rows have columns {list(rows.columns)}, the memory stores {names}")
         values = zip(*(self._to_sql(rows[n], k) for n, k in self.columns)) if len(rows) > SMALL_BATCH else \
             [[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in rows.itertuples(index=False)]
-        self._insert(values)
+        self._insert(values, roles)
 
-    def append_records(self, records: dict[str, list]) -> None:
+    def append_records(self, records: dict[str, list], roles: dict[int, str] | None = None) -> None:
         """Append a few rows given as columns of Python values (a living memory's ``add``: no frame to build);
         the table must exist (made by a first :meth:`append`)."""
         if self.columns is None:
             raise ValueError("the memory's rows table does not exist yet: append a frame first")
         if list(records) != [n for n, _ in self.columns]:
             raise ValueError(f"rows have columns {list(records)}, the memory stores {[n for n, _ in self.columns]}")
-        self._insert([[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in zip(*records.values())])
+        self._insert([[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in zip(*records.values())], roles)
 
-    def _insert(self, values) -> None:
-        """Insert ``values`` (rows of SQL values, in the table's column order) in one transaction."""
+    def _insert(self, values, roles: dict[int, str] | None = None) -> None:
+        """Insert ``values`` (rows of SQL values, in the table's column order) and the rows' ``roles`` in one
+        transaction."""
         marks = ", ".join("?" * len(self.columns))
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.executemany(f"INSERT INTO rows VALUES ({marks})", values)
+            self.db.executemany("INSERT INTO roles VALUES (?, ?)", list((roles or {}).items()))
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

@@ -35,6 +35,7 @@ from retrieval.memory.language_check import language_note
 from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
+from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import Execution, Plan, execute
 from retrieval.memory.when_answer import (
     EVIDENCE_K,
@@ -168,6 +169,14 @@ class TemporalMemory:
         self.speakers = sorted(set(self.speakers) | {t["speaker"] for t in turns})
         return appended
 
+    def evidence(self, frame: pd.DataFrame, include_asked: bool = False) -> pd.DataFrame:
+        """The rows a question may be answered from: without the questions put to the memory and the LLM's answers
+        recorded in it (their roles), unless ``include_asked``; a memory without such rows is not copied."""
+        roles = getattr(getattr(self, "folder", None), "roles", None)
+        if include_asked or not roles:
+            return frame
+        return frame.drop(index=list(roles), errors="ignore")
+
     def close(self) -> None:
         if getattr(self, "folder", None) is not None:
             self.folder.close()
@@ -239,12 +248,13 @@ class TemporalMemory:
         return execute([{**op, "k": k}], rows, ranker=self._rank).ids
 
     def ask(self, question: str, history: Sequence[ContextTurn] | None = None, now: datetime | str | None = None,
-            rewrite: str | None = None) -> TemporalResult:
+            rewrite: str | None = None, include_asked: bool = False) -> TemporalResult:
         """Plan and run one question; ``history`` holds earlier turns (strings or {"speaker", "text"}).
 
         The calendar words mean days in one zone (the log's ``tz``, else the zone its timestamps are written in,
         else the zone of ``now``, else UTC): the plan's ``zone`` and notes say which. An empty question is a
-        ValueError; a ``now`` before the log's first utterance is noted in the plan."""
+        ValueError; a ``now`` before the log's first utterance is noted in the plan. The questions put to the memory
+        and the LLM's answers recorded in it are not evidence unless ``include_asked``."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question is empty: ask about a time ('what did we discuss last Friday?') or a topic")
         if len(self.table) == 0:
@@ -254,7 +264,10 @@ class TemporalMemory:
         now = self.resolve_now(now)
         zone = self.table.zone_for(now)
         now = instant(now).astimezone(zone.zone)  # via UTC: a wall time the clocks skip becomes a real one
-        frame = self.table.frame_in(zone.zone)
+        frame = self.evidence(self.table.frame_in(zone.zone), include_asked)
+        if not len(frame):
+            raise ValueError("the memory holds only questions put to it and their answers: nothing to answer from "
+                             "(include them with include_asked / --include-asked)")
         read = self.read_question(question, history, now, rewrite or self.rewrite)
         asked, rewritten = read.text, read.rewrite
         plan = self.planner.plan(read, now, self.speakers)
@@ -292,38 +305,7 @@ class TemporalMemory:
         now = self.resolve_now(now)
         read = AskedQuestion.read(question, now, self.speakers)
         ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
-        return execute(ops, self.table.frame, ranker=self._rank).rows
-
-
-def _print_result(result: TemporalResult, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
-        return
-    print(f"question: {result.question}")
-    for warning in result.warnings:  # before anything else: what was not read, what was not found
-        print(f"warning: {warning}")
-    if result.rewrite:
-        print(f"rewrite ({result.rewrite.method}): {'; '.join(result.rewrite.notes)}")
-    if result.plan.reading:
-        print("read as: " + "; ".join(f"{k} {v}" for k, v in result.plan.reading.items()))
-    print("plan:")
-    for op in result.plan.ops:
-        print(f"  {json.dumps(op, default=str)}")
-    for note in result.plan.notes + result.execution.trace:
-        print(f"  # {note}")
-    if result.answer is not None:
-        a = result.answer
-        print(f"answer: {a.answer}  [{a.start and a.start.isoformat()}, {a.end and a.end.isoformat()}) "
-              f"{a.granularity or ''} from {a.source}")
-        for line in a.derivation:
-            print(f"  # {line}")
-    for name, counts in result.execution.counts.items():
-        print(f"counts by {name}: {counts}")
-    print(f"{len(result.rows)} rows:")
-    for i, r in result.rows.iterrows():
-        score = f" ({result.execution.scores[i]:.3f})" if i in result.execution.scores else ""
-        print(f"  [{i}] s{r['session']} {r['weekday'][:3]} {r['date']} {r['time']} {r['speaker']}: "
-              f"{r['text'][:100]}{score}")
+        return execute(ops, self.evidence(self.table.frame), ranker=self._rank).rows
 
 
 @dataclass(kw_only=True)
@@ -388,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    _print_result(result, args.json)
+    print_result(result, args.json)
     return 0
 
 

@@ -59,6 +59,8 @@ class TurnIn(BaseModel):
     text: str = Field(min_length=1, max_length=MAX_TEXT)
     timestamp: str | None = Field(None, max_length=64, description="ISO 8601; default: when it arrives")
     session: int | None = Field(None, ge=0)
+    role: str = Field("utterance", pattern="^(utterance|question|answer)$",
+                      description="a question put to the memory or an LLM's answer is kept, but not evidence")
 
 
 class Turns(BaseModel):
@@ -70,6 +72,7 @@ class Question(BaseModel):
     history: list[Annotated[str, Field(max_length=MAX_QUESTION)]] = Field([], max_length=20,
                                                                           description="earlier turns, oldest first")
     now: str | None = Field(None, max_length=64, description="the reference time, ISO 8601 (default: the last turn)")
+    include_asked: bool = Field(False, description="answer from the turns recorded as questions and answers too")
 
 
 class TrendQuestion(BaseModel):
@@ -183,7 +186,8 @@ def memory_routes(registry: MemoryRegistry, admin_key: str | None) -> APIRouter:
     def ask(memory_id: str, body: Question, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             try:
-                return memory.ask(body.question, history=body.history or None, now=body.now).to_dict()
+                return memory.ask(body.question, history=body.history or None, now=body.now,
+                                  include_asked=body.include_asked).to_dict()
             except (*INPUT_ERRORS, ValueError) as e:
                 raise refused(e, "question") from e
 
@@ -191,7 +195,8 @@ def memory_routes(registry: MemoryRegistry, admin_key: str | None) -> APIRouter:
     def when(memory_id: str, body: Question, key: Annotated[str, Depends(api_key)]) -> dict:
         with registry.use(memory_id, key) as memory:
             try:
-                result = memory.ask(body.question, history=body.history or None, now=body.now)
+                result = memory.ask(body.question, history=body.history or None, now=body.now,
+                                    include_asked=body.include_asked)
             except (*INPUT_ERRORS, ValueError) as e:
                 raise refused(e, "question") from e
             if result.answer is None:
