@@ -255,6 +255,7 @@ class MemoryFolder:
         position = len(self.table)
         prev_ts = None if last is None else last["timestamp"].to_pydatetime()
         prev_session = 0 if last is None else int(last["session"])
+        stored_end = None if prev_ts is None else instant(prev_ts)  # the memory's rows end here (a batch adds after)
         latest = datetime.now(timezone.utc) + FUTURE_SKEW
         utterances, repeats, seen = [], [], {}
         for n, turn in enumerate(turns):
@@ -267,7 +268,7 @@ class MemoryFolder:
                 raise ValueError(f"{where}: a turn needs a speaker and a text (strings), got {speaker!r}, {text!r}")
             key = (instant(ts), speaker, text)
             repeat = seen.get(key)
-            if repeat is None and prev_ts is not None and instant(ts) <= instant(prev_ts):
+            if repeat is None and stored_end is not None and instant(ts) <= stored_end:  # only where rows already are
                 repeat = self._stored(key)
             repeats.append(repeat)
             if repeat is not None:
