@@ -25,6 +25,8 @@ from benchmarks.common import RunArguments, command_line, limit_threads, machine
 from retrieval.app.page import AppArguments, build_page, close_page, launch, load_services
 from retrieval.config import option, parse_config, write_config
 
+# As root, on a closed network: no sandbox, and none of Chromium's background calls out (the suite's browser tests
+# use the same).
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
 WAIT_MS = 120_000
@@ -40,6 +42,7 @@ class AppBenchArguments(AppArguments, RunArguments):
 
 
 def wait_text(page, selector: str, text: str) -> None:
+    """Until the element's text holds ``text``."""
     page.wait_for_function("([s, t]) => { const e = document.querySelector(s); return e && e.innerText.includes(t); }",
                            arg=[selector, text], timeout=WAIT_MS)
 

@@ -22,6 +22,7 @@ The engine is the embedded one (SQLite WAL and the memory folders); each append 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -82,6 +83,7 @@ class Phase:
     latencies: dict[str, list[float]] = field(default_factory=lambda: {"append": [], "ask": []})
     errors: list[str] = field(default_factory=list)
     cut_off: int = 0  # requests that failed because the server was killed
+    killed: bool = False  # the server has been killed: failures from here on are cut-offs, not errors
     acknowledged: list[tuple[str, int, str]] = field(default_factory=list)  # (memory, id, text)
     seconds: float = 0.0
 
@@ -157,11 +159,11 @@ def client_loop(k: int, url: str, memory: tuple[str, str], a: LoadArguments, pha
                     r = http.post(f"/memories/{mid}/turns", json={"turns": [{"speaker": f"c{k}", "text": text}]})
             except httpx.HTTPError as e:
                 with lock:
-                    if stop.is_set() or getattr(phase, "killed", False):
+                    if stop.is_set() or phase.killed:
                         phase.cut_off += 1
                     else:
                         phase.errors.append(f"{type(e).__name__}: {e}")
-                if getattr(phase, "killed", False):
+                if phase.killed:
                     return
                 continue
             took = time.perf_counter() - start
@@ -221,7 +223,7 @@ def check_recovery(url: str, memories: Sequence[tuple[str, str]], acknowledged: 
     for mid, key in memories:
         r = httpx.get(f"{url}/memories/{mid}/export", headers={"X-API-Key": key}, timeout=120)
         r.raise_for_status()
-        rows = [httpx.Response(200, content=line).json() for line in r.text.splitlines() if line.strip()]
+        rows = [json.loads(line) for line in r.text.splitlines() if line.strip()]
         ids = [row["response_idx"] for row in rows]
         gaps += ids != list(range(len(rows)))
         partial += sum(not (row.get("speaker") and row.get("text") and row.get("timestamp")) for row in rows)

@@ -8,19 +8,9 @@ from pathlib import Path
 from ctbls_fixtures import FakeLLM, write_checkpoints, write_tiny_ottqa
 from sqa_fixtures import sqa_folder
 
-# A log over three days of May 2023 (UTC); the memory's tests ask about these days by name.
-LOG = [("Ann", "I adopted a beagle called Rex", "2023-05-01T10:00:00+00:00"),
-       ("Bob", "Rex is a lovely name for a beagle", "2023-05-01T10:01:00+00:00"),
-       ("Ann", "My guitar lesson was cancelled today", "2023-05-02T18:00:00+00:00"),
-       ("Bob", "Shame, guitar lessons are fun", "2023-05-02T18:02:00+00:00"),
-       ("Ann", "We booked a trip to Lisbon for June", "2023-05-09T09:00:00+00:00"),
-       ("Bob", "Lisbon in June will be warm", "2023-05-09T09:05:00+00:00"),
-       ("Ann", "I practised the guitar for an hour", "2023-05-10T19:00:00+00:00"),
-       ("Bob", "My knee hurts after the run", "2023-05-10T19:03:00+00:00"),
-       ("Ann", "Rex chewed my guitar strap", "2023-05-12T08:00:00+00:00"),
-       ("Bob", "Beagles chew everything", "2023-05-12T08:01:00+00:00"),
-       ("Ann", "Work was busy all week", "2023-05-15T17:30:00+00:00"),
-       ("Bob", "Mine too, lots of meetings", "2023-05-15T17:31:00+00:00")]
+from benchmarks.service_load import SEED_TURNS
+
+LOG = SEED_TURNS  # twelve turns over May 2023 (UTC); the tests ask about these days by name
 
 
 def write_log(path: Path) -> Path:

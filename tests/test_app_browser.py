@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from app_fixtures import tiny_services
 
+from benchmarks.app_first_answer import FLAGS, wait_text
+
 CHROMIUM = next((c for c in (os.environ.get("CTBLS_CHROMIUM"), shutil.which("chromium"),
                               shutil.which("chromium-browser")) if c and Path(c).is_file()), None)
 try:
@@ -28,10 +30,6 @@ MISSING = ("no Chromium: install Debian's chromium (.ci/run does) or set CTBLS_C
 # .ci/run sets CTBLS_REQUIRE_BROWSER: there a missing browser fails the tests instead of skipping them
 REQUIRED = os.environ.get("CTBLS_REQUIRE_BROWSER", "") not in ("", "0")
 pytestmark = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=MISSING or "")
-# As root, on a closed network: no sandbox, and none of Chromium's background calls out.
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-WAIT_MS = 60_000
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +65,7 @@ def browser():
 def page(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     tab = context.new_page()
-    tab.set_default_timeout(WAIT_MS)
+    tab.set_default_timeout(60_000)
     tab.goto(served)
     tab.wait_for_selector("#tables-question textarea")
     yield tab
@@ -76,12 +74,6 @@ def page(browser, served):
 
 def open_tab(page, name: str) -> None:
     page.get_by_role("tab", name=name).click()
-
-
-def wait_text(page, selector: str, text: str) -> None:
-    """Until the element's text holds ``text``."""
-    page.wait_for_function("([s, t]) => { const e = document.querySelector(s); return e && e.innerText.includes(t); }",
-                           arg=[selector, text], timeout=WAIT_MS)
 
 
 def pick(page, dropdown: str, text: str) -> None:

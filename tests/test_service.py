@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
 import threading
 import time
@@ -14,6 +13,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
+from benchmarks.service_load import free_port
 from retrieval.service.api import MAX_TURNS, Limits, create_app
 from retrieval.service.registry import REGISTRY, MemoryRegistry
 
@@ -137,12 +137,6 @@ def test_keys_are_stored_hashed_and_survive_a_restart(tmp_path, encoder):
         info = client.get(f"/memories/{made['memory_id']}", headers=auth).json()
         assert info["turns"] == 5 and info["zone"] == "Europe/London"
     registry.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve_in_thread(app, port: int):

@@ -105,6 +105,7 @@ class TemporalMemory:
         self.planner = planner or RulePlanner()
         self.speakers = sorted(table.frame["speaker"].unique())
         self.evidence_rule = EVIDENCE_RULE  # which ranked row answers a when-question (when_answer)
+        self._evidence_cache: tuple | None = None  # (frame, roles counted, the frame without them): see evidence
 
     @classmethod
     def from_file(cls, path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None,
@@ -175,7 +176,10 @@ class TemporalMemory:
         roles = getattr(getattr(self, "folder", None), "roles", None)
         if include_asked or not roles:
             return frame
-        return frame.drop(index=list(roles), errors="ignore")
+        cached = self._evidence_cache  # one copy per frame and roles, not one per question
+        if cached is None or cached[0] is not frame or cached[1] != len(roles):
+            cached = self._evidence_cache = (frame, len(roles), frame.drop(index=list(roles), errors="ignore"))
+        return cached[2]
 
     def close(self) -> None:
         if getattr(self, "folder", None) is not None:

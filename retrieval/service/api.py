@@ -45,8 +45,9 @@ MAX_QUESTION = 2_000  # characters a question
 
 @dataclass(frozen=True)
 class Limits:
+    """What the service accepts beyond the fields' own limits: the size of a request's body."""
+
     body_bytes: int = MAX_BODY_BYTES
-    turns: int = MAX_TURNS
 
 
 class NewMemory(BaseModel):
