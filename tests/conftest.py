@@ -44,3 +44,30 @@ def data_dir() -> Path:
     if not (DATA_DIR / "ottqa").is_dir():
         pytest.skip("../shared/data is not present")
     return DATA_DIR
+
+
+# ---- a real PostgreSQL 16 with pgvector (the pgserver wheel), started once per session in a temporary folder ----
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory):
+    """The running server (``pgserver``'s handle: ``get_uri()``, ``pgdata``)."""
+    import pgserver
+
+    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def postgres_url(postgres, request):
+    """A fresh database on the session's server for one test (dropped after it)."""
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
+    import psycopg
+
+    admin = postgres.get_uri()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    yield admin.replace("/postgres?", f"/{name}?", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -51,10 +51,11 @@ from retrieval.memory.live_rows import (
     utterance_records,
     view_texts,
 )
+from retrieval.memory.memory_settings import check_encoder, memory_settings
 from retrieval.memory.snapshot import read_frame, recovery_hint, write_snapshot
 from retrieval.memory.store import DB_NAME, FORMAT, SMALL_BATCH, SQLiteStore
-from retrieval.search.dense_index import DenseIndex, EncoderMismatchError
-from retrieval.search.index_record import autocast_name, document_side, recorded_precision
+from retrieval.search.dense_index import DenseIndex
+from retrieval.search.index_record import recorded_precision
 from retrieval.search.sparse_segments import SegmentedBM25
 from retrieval.search.vector_log import VectorLog
 
@@ -159,11 +160,7 @@ class MemoryFolder:
         if cls.exists(path):
             raise FileExistsError(f"{path}: a memory is already there; open it")
         store = SQLiteStore(path / DB_NAME)
-        settings = {"format": FORMAT, "encoder_id": encoder.identity, "encoder_spec": encoder_spec,
-                    "autocast": autocast_name(encoder), "documents": document_side(encoder), "dim": encoder.dim,
-                    "tz": tz, "session_gap_s": session_gap.total_seconds(),
-                    "views": ["text", "turn"] if turns else ["text"]}
-        for key, value in settings.items():
+        for key, value in memory_settings(encoder, encoder_spec, tz, session_gap, turns).items():
             store.set_meta(key, value)
         store.close()
         return cls.open(path, encoder, fsync)
@@ -362,15 +359,23 @@ class MemoryFolder:
         for v in self.views:
             if embeddings[v].shape != (n, self.encoder.dim):
                 raise ValueError(f"{v} embeddings of shape {embeddings[v].shape} for {n} rows")
-        if self.store.columns is None or n > SMALL_BATCH:  # the first rows make the table; many convert by column
-            self.store.append(records_frame(rows, self.table.zone.zone), roles)  # durable from here on
-        else:
-            self.store.append_records(rows, roles)  # durable from here on
+        sparse = {v: own_texts(rows) if v == "text" else dense[v] for v in self.views}
+        self._persist(rows, roles, embeddings, sparse)  # durable from here on
         self.roles.update(roles)
+        self.table.append(rows, embeddings, sparse)
+        return appended
+
+    def _persist(self, rows: dict[str, list], roles: dict[int, str], embeddings: dict[str, np.ndarray],
+                 sparse: dict[str, list[str]]) -> None:
+        """Write new rows: to the database in one transaction (durable from then on), then their vectors to the
+        vector files (a vector file behind the database is repaired on open). The BM25 texts (``sparse``) are the
+        table's to index, in memory."""
+        if self.store.columns is None or len(rows["response_idx"]) > SMALL_BATCH:  # the first rows make the table;
+            self.store.append(records_frame(rows, self.table.zone.zone), roles)  # many convert by column
+        else:
+            self.store.append_records(rows, roles)
         for v in self.views:
             self.vectors[v].append(embeddings[v])
-        self.table.append(rows, embeddings, {v: own_texts(rows) if v == "text" else dense[v] for v in self.views})
-        return appended
 
     def close(self) -> None:
         """Seal the BM25 tails and write the rows' snapshot (so a reopen re-reads nothing row by row), then
@@ -382,14 +387,3 @@ class MemoryFolder:
         if self.lock is not None:
             self.lock.close()  # releases the lock
             self.lock = None
-
-
-def check_encoder(store: SQLiteStore, encoder, path: Path) -> None:
-    """Refuse an encoder other than the memory's: another identity, precision or way of writing documents."""
-    stored = {"autocast": store.get_meta("autocast"), "encoder_id": store.get_meta("encoder_id"),
-              "documents": store.get_meta("documents")}  # precision first: it also changes a bf16 encoder's id
-    given = {"autocast": autocast_name(encoder), "encoder_id": encoder.identity, "documents": document_side(encoder)}
-    for key, value in stored.items():
-        if value != given[key]:
-            raise EncoderMismatchError(f"{path}: this memory was encoded with {key} {value!r}, not {given[key]!r}; "
-                                       "open it with its own encoder, or import its log into a new memory")

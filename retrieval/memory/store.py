@@ -79,8 +79,8 @@ SQL_TYPES = {"timestamp": "INTEGER", "int": "INTEGER", "float": "REAL", "text": 
 SMALL_BATCH = 16  # fewer rows than this are converted row by row (a column's pandas conversion costs ~0.5 ms)
 
 
-def _scalar(value, kind: str):
-    """One value as :meth:`SQLiteStore._to_sql` stores its column."""
+def scalar(value, kind: str):
+    """One value as :func:`to_sql_column` stores its column."""
     if kind == "timestamp":
         return None if pd.isna(value) else (value - EPOCH) // pd.Timedelta(1, "us")
     if kind == "json":
@@ -95,6 +95,33 @@ def from_json(text: str | None):
     if isinstance(value, float) and value != value:  # NaN, as pandas fills a missing value
         return None
     return tuple(value) if isinstance(value, list) else value
+
+
+def to_sql_column(series: pd.Series, kind: str) -> list:
+    """A frame column as the values a database stores for its ``kind`` (:func:`column_kind`)."""
+    if kind == "timestamp":
+        micros = (series.dt.tz_convert("UTC") - EPOCH) // pd.Timedelta(1, "us")
+        if series.isna().any():  # NaT (an utterance without an event time) as NULL
+            return [None if pd.isna(v) else int(v) for v in micros]
+        return micros.tolist()
+    if kind == "json":
+        return [json.dumps(v, default=str) for v in series]
+    return series.tolist()
+
+
+def from_sql_column(values, kind: str, zone):
+    """Stored values of one column of ``kind`` back as a frame column, timestamps in ``zone``."""
+    if kind == "timestamp":
+        micros = pd.array(values, dtype="Int64") if None in values else np.asarray(values, dtype=np.int64)
+        ts = pd.to_datetime(micros, unit="us", utc=True)
+        return ts.tz_convert(zone) if zone is not None else ts
+    if kind == "int":
+        return np.asarray(values, dtype=np.int64)
+    if kind == "float":
+        return np.asarray(values, dtype=np.float64)
+    if kind == "json":
+        return [from_json(v) for v in values]
+    return pd.Series(values, dtype=object)  # strings as Python objects: several times faster to load than arrow
 
 
 def _quote(name: str) -> str:
@@ -170,8 +197,8 @@ class SQLiteStore:
         names = [n for n, _ in self.columns]
         if list(rows.columns) != names:
             raise ValueError(f"rows have columns {list(rows.columns)}, the memory stores {names}")
-        values = zip(*(self._to_sql(rows[n], k) for n, k in self.columns)) if len(rows) > SMALL_BATCH else \
-            [[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in rows.itertuples(index=False)]
+        values = zip(*(to_sql_column(rows[n], k) for n, k in self.columns)) if len(rows) > SMALL_BATCH else \
+            [[scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in rows.itertuples(index=False)]
         self._insert(values, roles)
 
     def append_records(self, records: dict[str, list], roles: dict[int, str] | None = None) -> None:
@@ -181,7 +208,7 @@ class SQLiteStore:
             raise ValueError("the memory's rows table does not exist yet: append a frame first")
         if list(records) != [n for n, _ in self.columns]:
             raise ValueError(f"rows have columns {list(records)}, the memory stores {[n for n, _ in self.columns]}")
-        self._insert([[_scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in zip(*records.values())], roles)
+        self._insert([[scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in zip(*records.values())], roles)
 
     def _insert(self, values, roles: dict[int, str] | None = None) -> None:
         """Insert ``values`` (rows of SQL values, in the table's column order) and the rows' ``roles`` in one
@@ -196,17 +223,6 @@ class SQLiteStore:
             self.db.execute("ROLLBACK")
             raise
 
-    @staticmethod
-    def _to_sql(series: pd.Series, kind: str) -> list:
-        if kind == "timestamp":
-            micros = (series.dt.tz_convert("UTC") - EPOCH) // pd.Timedelta(1, "us")
-            if series.isna().any():  # NaT (an utterance without an event time) as NULL
-                return [None if pd.isna(v) else int(v) for v in micros]
-            return micros.tolist()
-        if kind == "json":
-            return [json.dumps(v, default=str) for v in series]
-        return series.tolist()
-
     def read(self, start: int = 0, zone=None) -> pd.DataFrame:
         if self.columns is None:
             return pd.DataFrame()
@@ -214,23 +230,9 @@ class SQLiteStore:
         cur = self.db.execute(f"SELECT {', '.join(map(_quote, names))} FROM rows WHERE response_idx >= ? "
                               "ORDER BY response_idx", (start,))
         data = list(zip(*cur.fetchall())) or [[] for _ in names]
-        frame = pd.DataFrame({n: self._from_sql(col, k, zone) for (n, k), col in zip(self.columns, data)})
+        frame = pd.DataFrame({n: from_sql_column(col, k, zone) for (n, k), col in zip(self.columns, data)})
         frame.index = pd.Index(frame["response_idx"].to_numpy())
         return frame
-
-    @staticmethod
-    def _from_sql(values, kind: str, zone):
-        if kind == "timestamp":
-            micros = pd.array(values, dtype="Int64") if None in values else np.asarray(values, dtype=np.int64)
-            ts = pd.to_datetime(micros, unit="us", utc=True)
-            return ts.tz_convert(zone) if zone is not None else ts
-        if kind == "int":
-            return np.asarray(values, dtype=np.int64)
-        if kind == "float":
-            return np.asarray(values, dtype=np.float64)
-        if kind == "json":
-            return [from_json(v) for v in values]
-        return pd.Series(values, dtype=object)  # strings as Python objects: several times faster to load than arrow
 
     def close(self) -> None:
         self.db.close()

@@ -122,24 +122,33 @@ class TemporalMemory:
     @classmethod
     def open(cls, path: str | Path, encoder=None, create: bool = False, encoder_spec: str | None = None,
              tz: str | None = None, session_gap_minutes: float = 30, turns: bool = True, fsync: bool = False,
-             precision: str = "fp32", **kwargs) -> TemporalMemory:
+             precision: str = "fp32", store: str | None = None, **kwargs) -> TemporalMemory:
         """Reopen the memory kept in the folder ``path`` (``encoder`` None: the one it was built with; another is
         refused), or with ``create`` start an empty one there (``encoder`` None: ``load_encoder(encoder_spec)``;
         ``tz``: its calendar's zone, default UTC; ``precision``: the loaded encoder's, one of
         ``models.dual_encoder.PRECISIONS``, recorded: a reopen loads the encoder in it). Turns are added with
         :meth:`add` / :meth:`add_many`, each one committed when it returns (``fsync``: also through a power cut,
-        about 5 ms more)."""
-        from retrieval.memory.live_table import MemoryFolder
+        about 5 ms more).
 
-        if create and not MemoryFolder.exists(path):
+        ``store``: a PostgreSQL URL (``postgresql://user:password@host/db``) puts the memory in that database
+        (:mod:`retrieval.memory.postgres`), ``path`` then naming it there; None (the default): the folder ``path``."""
+        from retrieval.memory.live_table import MemoryFolder
+        from retrieval.memory.postgres.memory import PostgresMemory, is_database_url
+
+        if store is not None and not is_database_url(store):
+            raise ValueError(f"store {store!r}: a PostgreSQL URL (postgresql://...), or None for a folder")
+        exists = PostgresMemory.exists(store, str(path)) if store else MemoryFolder.exists(path)
+        if create and not exists:
             if encoder is None:
                 from models.dual_encoder import load_encoder
 
                 encoder = load_encoder(encoder_spec, precision)
-            folder = MemoryFolder.create(path, encoder, encoder_spec, tz, timedelta(minutes=session_gap_minutes),
-                                         turns, fsync)
+            gap = timedelta(minutes=session_gap_minutes)
+            folder = PostgresMemory.create(store, str(path), encoder, encoder_spec, tz, gap, turns) if store else \
+                MemoryFolder.create(path, encoder, encoder_spec, tz, gap, turns, fsync)
         else:
-            folder = MemoryFolder.open(path, encoder, fsync)
+            folder = PostgresMemory.open(store, str(path), encoder) if store else \
+                MemoryFolder.open(path, encoder, fsync)
         memory = cls(folder.table, **kwargs)
         memory.folder = folder
         return memory
