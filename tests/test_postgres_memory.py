@@ -3,6 +3,7 @@ memory, many memories apart in one database, one writer each, nothing lost to a 
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import subprocess
@@ -208,3 +209,34 @@ def test_the_schema_has_the_distribution_key_and_the_indexes_the_design_needs(en
     for table in keys:
         assert any(f"'{table}', 'memory_id'" in s for s in distributed), table
     assert PostgresStore.exists(psycopg.connect(postgres_url), "ddl")
+
+
+def test_the_live_command_keeps_a_memory_in_the_database(tmp_path, tiny_backbone, postgres_url, capsys):
+    from retrieval.memory.live import main
+    from tests.test_live_command import write_log
+
+    log = write_log(tmp_path / "log.jsonl")
+    store = ["--memory", "ann", "--store", postgres_url]
+    assert main(["import", str(log), *store, "--encoder", tiny_backbone]) == 0
+    assert "imported 3 turns into ann" in capsys.readouterr().out
+    assert main(["import", str(log), *store]) == 0  # run twice: nothing added
+    assert "3 already there, skipped" in capsys.readouterr().out
+    assert main(["ask", "What did Ann say about the guitar?", *store, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows and rows[0]["text"] == "My guitar lesson was cancelled"
+
+
+def test_the_service_closes_idle_memories_past_its_limit(tmp_path, encoder, postgres_url):
+    from retrieval.service.registry import MemoryRegistry
+
+    registry = MemoryRegistry(tmp_path / "root", encoder, store=postgres_url, max_open=2)
+    made = [registry.create(f"m{i}") for i in range(4)]
+    for round_ in range(2):
+        for n, (memory_id, key) in enumerate(made):
+            with registry.use(memory_id, key) as memory:
+                memory.add_many([{**turn(round_), "text": f"memory {n} turn {round_}"}])
+                assert len(registry._open) <= 2
+    for n, (memory_id, key) in enumerate(made):
+        with registry.use(memory_id, key) as memory:
+            assert memory.table.frame["text"].tolist() == [f"memory {n} turn 0", f"memory {n} turn 1"]
+    registry.close()

@@ -31,9 +31,11 @@ def encoder(tiny_backbone):
     return load_encoder(tiny_backbone)
 
 
-@pytest.fixture
-def service(tmp_path, encoder):
-    registry = MemoryRegistry(tmp_path / "root", encoder)
+@pytest.fixture(params=["folder", "postgresql"])
+def service(tmp_path, encoder, request):
+    """The API over either engine: memories in folders under a root, or in a PostgreSQL database."""
+    store = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    registry = MemoryRegistry(tmp_path / "root", encoder, store=store)
     with TestClient(create_app(registry, admin_key="admin", limits=Limits(body_bytes=64_000))) as client:
         yield client, registry
     registry.close()

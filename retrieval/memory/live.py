@@ -4,6 +4,7 @@
     python -m retrieval.memory.live import chat.jsonl --memory runs/my_memory      # any log format, progress bar
     python -m retrieval.memory.live ask --memory runs/my_memory "What did I say about the dog last week?"
     python -m retrieval.memory.live recover --memory runs/my_memory   # a damaged memory.sqlite: from its snapshot
+    python -m retrieval.memory.live chat --memory ann --store postgresql://me@dbhost/memories  # kept in PostgreSQL
     ctbls-live chat --memory DIR                                                   # the same, as a console script
 
 ``chat`` reads lines from standard input. Every line is recorded as a turn of ``--speaker``, stamped with the
@@ -47,7 +48,9 @@ from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult
 
 @dataclass(kw_only=True)
 class MemoryArguments:
-    memory: str = option(help="the memory's folder (created on first use)")
+    memory: str = option(help="the memory's folder, or its name in --store (created on first use)")
+    store: str | None = option(None, "a PostgreSQL URL (postgresql://user@host/db; the password from PGPASSWORD or "
+                               "~/.pgpass): the memory is kept in that database (default: --memory is a folder)")
     encoder: str | None = option(None, "dual encoder for a new memory (default: packaged MiniLM); an existing "
                                  "memory uses its own")
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
@@ -120,7 +123,7 @@ def recover(args: RecoverArguments) -> tuple[TemporalMemory, int, Path]:
 
 def open_memory(args: MemoryArguments) -> TemporalMemory:
     return TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
-                               precision=args.precision)
+                               precision=args.precision, store=args.store)
 
 
 def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_size: int = 256,

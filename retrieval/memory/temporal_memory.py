@@ -149,6 +149,12 @@ class TemporalMemory:
         else:
             folder = PostgresMemory.open(store, str(path), encoder) if store else \
                 MemoryFolder.open(path, encoder, fsync)
+        return cls.wrap(folder, **kwargs)
+
+    @classmethod
+    def wrap(cls, folder, **kwargs) -> TemporalMemory:
+        """The memory over an opened :class:`~retrieval.memory.live_table.MemoryFolder` (or its PostgreSQL
+        counterpart), ``kwargs`` as the constructor's."""
         memory = cls(folder.table, **kwargs)
         memory.folder = folder
         return memory

@@ -13,6 +13,13 @@ Making a memory writes its folder first, then its registry row (one transaction)
 a folder with no row, which is never served and is removed on the next start. One process serves a root (each
 memory folder takes an exclusive lock while open); requests to one memory are serialised by its lock, requests
 to different memories run in parallel.
+
+With ``store`` (a PostgreSQL URL) the memories live in that database (``retrieval.memory.postgres``): the registry
+is the database's ``ctbls_memories`` table (id, name, key hash and the memory's settings in one row, written in one
+transaction with the memory itself, so there is no orphan to remove), and ``root`` holds nothing. Several service
+processes can share the database: each memory is open in one process at a time (its advisory lock), and a request
+for a memory another process holds is refused with its name (a front proxy routes a memory's requests to one
+process: by memory id, as Citus places its rows by memory id).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import secrets
 import shutil
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -31,6 +39,9 @@ from pathlib import Path
 from retrieval.memory.temporal_memory import TemporalMemory
 
 REGISTRY = "registry.sqlite"
+# memories held open at once (each holds its rows in memory, and on PostgreSQL a connection: the server's default
+# max_connections is 100); the least recently used idle one is closed past this
+MAX_OPEN = 64
 
 
 class AccessDenied(PermissionError):
@@ -44,20 +55,36 @@ def key_hash(key: str) -> str:
 class MemoryRegistry:
     """The root's memories: make one, check a key, hold a memory open for a request."""
 
-    def __init__(self, root: str | Path, encoder, tz: str | None = None):
-        self.root, self.encoder, self.tz = Path(root), encoder, tz
+    def __init__(self, root: str | Path, encoder, tz: str | None = None, store: str | None = None,
+                 max_open: int = MAX_OPEN):
+        self.root, self.encoder, self.tz, self.store, self.max_open = Path(root), encoder, tz, store, max_open
+        self._lock = threading.Lock()  # the registry's own state: rows, open memories
+        self._open: OrderedDict[str, tuple[TemporalMemory, threading.Lock]] = OrderedDict()  # least recent first
+        if store is not None:
+            from retrieval.memory.postgres.schema import create_schema
+            from retrieval.memory.postgres.store import connect
+
+            self.db = connect(store)
+            create_schema(self.db, encoder.dim)
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.root / REGISTRY), isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")  # a key handed out is a key kept
         self.db.execute("CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, name TEXT NOT NULL, "
                         "key_hash TEXT NOT NULL, created TEXT NOT NULL)")
-        self._lock = threading.Lock()  # the registry's own state: rows, open memories
-        self._open: dict[str, tuple[TemporalMemory, threading.Lock]] = {}
         self._remove_orphans()
 
     def _ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM memories")}
+
+    def _row(self, memory_id: str) -> tuple[str, str] | None:
+        """(key hash, name) of ``memory_id``, or None."""
+        if self.store is None:
+            return self.db.execute("SELECT key_hash, name FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        with self._lock:  # one connection, shared by the request threads
+            return self.db.execute("SELECT key_hash, name FROM ctbls_memories WHERE memory_id = %s AND key_hash IS "
+                                   "NOT NULL", (memory_id,)).fetchone()
 
     def _remove_orphans(self) -> None:
         """Folders left by a crash between a memory's folder and its registry row."""
@@ -69,6 +96,14 @@ class MemoryRegistry:
     def create(self, name: str = "", tz: str | None = None) -> tuple[str, str]:
         """A new empty memory: (its id, its API key). The key is not stored and cannot be shown again."""
         memory_id, key = "m" + secrets.token_hex(8), secrets.token_urlsafe(32)
+        if self.store is not None:  # the memory and its key in one row, one transaction
+            from retrieval.memory.postgres.memory import PostgresMemory
+
+            folder = PostgresMemory.create(self.store, memory_id, self.encoder, tz=tz or self.tz, name=name,
+                                           key_hash=key_hash(key))
+            with self._lock:
+                self._open[memory_id] = (TemporalMemory.wrap(folder), threading.Lock())
+            return memory_id, key
         with self._lock:
             memory = TemporalMemory.open(self.root / memory_id, encoder=self.encoder, create=True, tz=tz or self.tz)
             self.db.execute("INSERT INTO memories VALUES (?, ?, ?, ?)",
@@ -78,15 +113,15 @@ class MemoryRegistry:
 
     def check(self, memory_id: str, key: str | None) -> None:
         """Raise :class:`AccessDenied` unless ``key`` is ``memory_id``'s key."""
-        row = self.db.execute("SELECT key_hash FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        row = self._row(memory_id)
         given = key_hash(key or "")
         stored = row[0] if row else key_hash(secrets.token_urlsafe(32))  # compared all the same: no timing tell
         if not hmac.compare_digest(given, stored) or row is None or not key:
             raise AccessDenied(f"memory {memory_id!r}: no such memory, or not its key")
 
     def name(self, memory_id: str) -> str:
-        row = self.db.execute("SELECT name FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        return row[0] if row else ""
+        row = self._row(memory_id)
+        return row[1] if row else ""
 
     @contextmanager
     def use(self, memory_id: str, key: str | None) -> Iterator[TemporalMemory]:
@@ -94,11 +129,28 @@ class MemoryRegistry:
         self.check(memory_id, key)
         with self._lock:
             if memory_id not in self._open:
-                memory = TemporalMemory.open(self.root / memory_id, encoder=self.encoder)
+                memory = TemporalMemory.open(memory_id, encoder=self.encoder, store=self.store) if self.store else \
+                    TemporalMemory.open(self.root / memory_id, encoder=self.encoder)
                 self._open[memory_id] = (memory, threading.Lock())
+            self._open.move_to_end(memory_id)
             memory, lock = self._open[memory_id]
+            self._close_idle(keep=memory_id)
         with lock:
             yield memory
+
+    def _close_idle(self, keep: str) -> None:
+        """Past ``max_open`` open memories, close the least recently used one no request holds (its snapshot
+        written, its database connection returned); it reopens on its next request. Called under ``_lock``."""
+        if len(self._open) <= self.max_open:
+            return
+        for memory_id, (memory, lock) in list(self._open.items()):
+            if memory_id != keep and lock.acquire(blocking=False):
+                try:
+                    memory.close()
+                    del self._open[memory_id]
+                finally:
+                    lock.release()
+                return
 
     def close(self) -> None:
         """Close every open memory (snapshots written, locks released) and the registry."""

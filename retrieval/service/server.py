@@ -1,6 +1,7 @@
 """Serve memories: the HTTP API (``serve``) or one memory as an MCP server (``mcp``).
 
     python -m retrieval.service.server serve --root runs/service [--port 8000] [--page]
+    python -m retrieval.service.server serve --store postgresql://me@dbhost/memories   # memories in PostgreSQL
     CTBLS_ADMIN_KEY=... ctbls-serve serve --root runs/service          # making a memory then needs X-Admin-Key
     python -m retrieval.service.server mcp --memory runs/my_memory [--transport streamable-http --port 8765]
 
@@ -30,7 +31,9 @@ ADMIN_KEY_VARIABLE = "CTBLS_ADMIN_KEY"
 class ServeArguments:
     """Serve the memories under a root folder over HTTP."""
 
-    root: str = option("runs/service", "the folder holding the memories (made when missing)")
+    root: str = option("runs/service", "the folder holding the memories (made when missing; unused with --store)")
+    store: str | None = option(None, "a PostgreSQL URL (postgresql://user@host/db; the password from PGPASSWORD or "
+                               "~/.pgpass): the memories and their keys are kept in that database")
     encoder: str | None = option(None, "the memories' dual encoder (default: the packaged MiniLM)")
     tz: str | None = option(None, "the calendar zone of new memories that name none (default UTC)")
     host: str = option("127.0.0.1", "address to serve on (127.0.0.1: this machine only)")
@@ -42,7 +45,8 @@ class ServeArguments:
 class McpArguments:
     """Serve one memory folder as an MCP server."""
 
-    memory: str = option(help="the memory's folder (made when missing)")
+    memory: str = option(help="the memory's folder, or its name in --store (made when missing)")
+    store: str | None = option(None, "a PostgreSQL URL: the memory is kept in that database")
     encoder: str | None = option(None, "dual encoder of a new memory (default: the packaged MiniLM)")
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
     transport: str = option("stdio", "how the agent reaches it", choices=("stdio", "streamable-http"))
@@ -58,7 +62,7 @@ def service_app(args: ServeArguments, encoder=None):
     from retrieval.service.api import create_app
     from retrieval.service.registry import MemoryRegistry
 
-    registry = MemoryRegistry(args.root, encoder or load_encoder(args.encoder), args.tz)
+    registry = MemoryRegistry(args.root, encoder or load_encoder(args.encoder), args.tz, args.store)
     app = create_app(registry, os.environ.get(ADMIN_KEY_VARIABLE) or None)
 
     @asynccontextmanager
@@ -87,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from retrieval.memory.temporal_memory import TemporalMemory
             from retrieval.service.mcp_tools import memory_server
 
-            memory = TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz)
+            memory = TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
+                                         store=args.store)
             try:
                 server = memory_server(memory)
                 if args.transport == "stdio":
