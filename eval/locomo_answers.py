@@ -93,12 +93,14 @@ def llm_prompt(question: str, rows) -> list[dict]:
 
 
 def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, cache_dir, rule: str,
-                         llm_k: int, margin: float | None, depth: int | None = EVIDENCE_DEPTH
+                         llm_k: int, margin: float | None, depth: int | None = EVIDENCE_DEPTH, wrap=None
                          ) -> tuple[list[dict], list[dict], dict]:
     """(records of parsed questions, parse failures, ingest counts) of one conversation; each record holds the
-    predictions of every method but the LLM's, and the LLM's prompt."""
+    predictions of every method but the LLM's, and the LLM's prompt. ``wrap``: as :func:`evaluate`'s."""
     utterances = sample_utterances(sample, where, i)
     memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True))
+    if wrap is not None:
+        memory = wrap(memory, sid)
     memory.evidence_rule = rule
     frame, now = memory.table.frame, memory.table.end.to_pydatetime()
     records, failures = [], []
@@ -171,7 +173,9 @@ def summarise(records: list[dict], dev: Sequence[str]) -> dict:
 def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[str] | None = None,
              dev: Sequence[str] = DEV, backend=None, llm_k: int = 5, max_new_tokens: int = 24,
              rule: str = EVIDENCE_RULE, margin: float | None = WHEN_MARGIN,
-             depth: int | None = EVIDENCE_DEPTH) -> dict:
+             depth: int | None = EVIDENCE_DEPTH, wrap=None) -> dict:
+    """The report over ``data``'s samples (``only`` them when given); ``wrap`` (memory, sample id) -> memory: the
+    memory each conversation's questions are asked of (``eval.memory_engines``), default its table."""
     samples = read_samples(data)
     known = [sample_id(s, i) for i, s in enumerate(samples)]
     unknown = sorted(set(only or ()) - set(known))
@@ -183,7 +187,7 @@ def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[st
         if only and sid not in only:
             continue
         recs, fails, ingest[sid] = conversation_records(sid, sample, str(data), i, encoder, cache_dir,
-                                                        rule, llm_k, margin, depth)
+                                                        rule, llm_k, margin, depth, wrap)
         records += recs
         failures += fails
         logger.info("%s: %d questions scored, %d gold answers unread", sid, len(recs), len(fails))

@@ -273,7 +273,9 @@ def print_report(summary: dict, latency: dict) -> None:
         print(f"{name:<24} median {row['median_ms']:7.2f}   p95 {row['p95_ms']:7.2f}   n {row['n']}")
 
 
-def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
+def evaluate(config: TemporalEvalConfig, encoder=None, wrap=None) -> dict:
+    """The report of ``config``; ``wrap`` (memory, log id) -> memory: the memory each log's questions are asked of
+    (``eval.memory_engines``: the same rows in a living memory on another engine), default the log's table."""
     paths = log_paths(config.data_dir)
     logs = [str(x) for x in config.logs] if config.logs else list(paths)
     missing = [log for log in logs if log not in paths]
@@ -293,6 +295,8 @@ def evaluate(config: TemporalEvalConfig, encoder=None) -> dict:
         memory = memories[log] = TemporalMemory(tables["semantic"], planner, ranker=config.ranker,
                                                 fusion=config.fusion, cut=config.content_cut,
                                                 prior=config.speaker_prior)
+        if wrap is not None:
+            memory = memories[log] = wrap(memory, log)
         memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
         qs = [q for q in questions if q.log == log]
         run_rule(board, memory, qs, config.content_cutoffs)
