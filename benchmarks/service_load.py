@@ -17,11 +17,20 @@ appends (one turn, stamped by the server) and questions (``--ask-share`` of requ
    - fixed questions (a fixed "now", within the seeded dates) give the same rows as before the kill.
    Requests cut off by the kill are counted apart, not as errors.
 
-The engine is the embedded one (SQLite WAL and the memory folders); each append is committed before its reply.
+3. **Database killed** (``--store pgserver`` only): the same load against the PostgreSQL engine, and half-way
+   through the database server (the postmaster and its backends) gets SIGKILL, stays down for ``--down-seconds``,
+   and is started again on the same data folder; the service keeps running. Requests refused while it is down
+   (503, "store") are counted apart; any other failure, or a 503 more than 2 s after the database is back, is an
+   error. Then the same three checks.
+
+The engine is the embedded one (SQLite WAL and the memory folders) by default; ``--store`` names a PostgreSQL
+(a URL, or ``pgserver``: a temporary one from the pgserver wheel, in the run's folder). Either way each append is
+committed before its reply.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -76,6 +85,12 @@ class LoadArguments(RunArguments):
     ask_share: float = option(0.5, "share of requests that are questions (the rest append a turn)")
     encoder: str | None = option(None, "the service's encoder (default: the packaged MiniLM)")
     root: str | None = option(None, "the service's folder (default: a new temporary one)")
+    store: str | None = option(None, "the memories' PostgreSQL: a URL, or 'pgserver' (a temporary server, which the "
+                               "third phase kills); default: the embedded engine")
+    down_seconds: float = option(2.0, "how long the killed database stays down")
+
+
+DB_GRACE = 2.0  # seconds after the database is back in which a 503 still counts as the outage's
 
 
 @dataclass
@@ -84,6 +99,16 @@ class Phase:
     errors: list[str] = field(default_factory=list)
     cut_off: int = 0  # requests that failed because the server was killed
     killed: bool = False  # the server has been killed: failures from here on are cut-offs, not errors
+    unavailable: int = 0  # 503s while the database was down (or within DB_GRACE of its return)
+    database_down: float | None = None  # when the database was killed (perf_counter), and when it was back
+    database_back: float | None = None
+    served_after_restart: int = 0  # requests answered after the database was back
+
+    def refused_for_outage(self, now: float) -> bool:
+        """A 503 at ``now`` belongs to the database outage: after the kill, before it is back plus DB_GRACE."""
+        if self.database_down is None or now < self.database_down:
+            return False
+        return self.database_back is None or now < self.database_back + DB_GRACE
     acknowledged: list[tuple[str, int, str]] = field(default_factory=list)  # (memory, id, text)
     seconds: float = 0.0
 
@@ -94,10 +119,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(root: Path, port: int, encoder: str | None) -> subprocess.Popen:
+def start_server(root: Path, port: int, encoder: str | None, store: str | None = None) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "retrieval.service.server", "serve", "--root", str(root), "--port", str(port)]
     if encoder:
         cmd += ["--encoder", encoder]
+    if store:
+        cmd += ["--store", store]
     proc = subprocess.Popen(cmd, env={**os.environ, "CTBLS_ADMIN_KEY": ADMIN}, stdout=subprocess.DEVNULL,
                             stderr=open(root.parent / "server.log", "a"))  # noqa: SIM115  (the child holds it)
     deadline = time.monotonic() + 300
@@ -168,6 +195,17 @@ def client_loop(k: int, url: str, memory: tuple[str, str], a: LoadArguments, pha
                 continue
             took = time.perf_counter() - start
             with lock:
+                if r.status_code == 503 and phase.refused_for_outage(time.perf_counter()):
+                    phase.unavailable += 1
+                    outage = True
+                else:
+                    outage = False
+                    if phase.database_back is not None and r.status_code == 200:
+                        phase.served_after_restart += 1
+            if outage:
+                time.sleep(0.05)  # a client waits a little before it tries again
+                continue
+            with lock:
                 if r.status_code != 200:
                     phase.errors.append(f"{r.status_code}: {r.text[:200]}")
                     continue
@@ -177,9 +215,10 @@ def client_loop(k: int, url: str, memory: tuple[str, str], a: LoadArguments, pha
             n += 1
 
 
-def run_phase(url: str, memories: Sequence[tuple[str, str]], a: LoadArguments, kill: subprocess.Popen | None = None
-              ) -> Phase:
-    """One load phase; with ``kill``, that process gets SIGKILL half-way through."""
+def run_phase(url: str, memories: Sequence[tuple[str, str]], a: LoadArguments, kill: subprocess.Popen | None = None,
+              database=None) -> Phase:
+    """One load phase; with ``kill``, that process gets SIGKILL half-way through; with ``database`` (a pgserver
+    handle), the database server does, and is started again after ``a.down_seconds``."""
     phase, stop, lock, budget = Phase(), threading.Event(), threading.Lock(), [a.max_requests]
     threads = [threading.Thread(target=client_loop, args=(k, url, memories[k % len(memories)], a, phase, stop,
                                                           budget, lock), daemon=True) for k in range(a.clients)]
@@ -194,6 +233,13 @@ def run_phase(url: str, memories: Sequence[tuple[str, str]], a: LoadArguments, k
         stop.set()
     else:
         deadline = start + a.seconds
+        if database is not None:
+            time.sleep(a.seconds / 2)
+            phase.database_down = time.perf_counter()
+            kill_database(database)
+            time.sleep(a.down_seconds)
+            database.ensure_postgres_running()  # the same data folder: recovery from its write-ahead log
+            phase.database_back = time.perf_counter()
         while time.perf_counter() < deadline and any(t.is_alive() for t in threads):
             time.sleep(0.2)
         stop.set()
@@ -203,9 +249,40 @@ def run_phase(url: str, memories: Sequence[tuple[str, str]], a: LoadArguments, k
     return phase
 
 
+def kill_database(server) -> None:
+    """SIGKILL the pgserver's postmaster and its backends (a crash: no checkpoint, no shutdown)."""
+    pid = server.get_pid()
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    for p in [pid, *map(int, children)]:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in [pid, *map(int, children)]):
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def database(store: str | None, folder: Path):
+    """(the URL the service gets, the pgserver handle or None): ``store`` as given, or a temporary pgserver."""
+    if store != "pgserver":
+        yield store, None
+        return
+    import pgserver
+
+    server = pgserver.get_server(folder, cleanup_mode="stop")
+    try:
+        yield server.get_uri(), server
+    finally:
+        server.cleanup()
+
+
 def figures(phase: Phase) -> dict:
     out = {"seconds": round(phase.seconds, 1), "errors": len(phase.errors), "first_errors": phase.errors[:5],
-           "cut_off_by_kill": phase.cut_off}
+           "cut_off_by_kill": phase.cut_off, "refused_while_database_down": phase.unavailable}
+    if phase.database_back is not None:
+        out["served_after_database_restart"] = phase.served_after_restart
     total = 0
     for kind, xs in phase.latencies.items():
         ms = 1000 * np.asarray(xs) if xs else np.zeros(1)
@@ -240,9 +317,36 @@ def main(argv: Sequence[str] | None = None) -> dict:
     a = parse_config(LoadArguments, argv, prog="python -m benchmarks.service_load", description=__doc__.split("\n")[0])
     root = Path(a.root) if a.root else Path(tempfile.mkdtemp(prefix="service_load_")) / "root"
     root.parent.mkdir(parents=True, exist_ok=True)
+    with database(a.store, root.parent / "pgdata") as (store, pg):
+        report = load_and_kill(a, root, store, pg)
+    report["command"] = command_line("benchmarks.service_load", argv)
+    phases = [("load", "load"), ("killed half-way", "killed")] + ([("database killed", "database_killed")]
+                                                                   if "database_killed" in report else [])
+    rows = {name: {"req/s": report[key]["requests_per_s"],
+                   **{f"{k} {p[:3]}": report[key][k][p] for k in ("append", "ask") for p in ("p50_ms", "p95_ms",
+                                                                                              "p99_ms")},
+                   "errors": report[key]["errors"], "cut off": report[key]["cut_off_by_kill"],
+                   "503 (db down)": report[key]["refused_while_database_down"]} for name, key in phases}
+    print_table(rows, title=f"latency in ms, {report['engine']} engine")
+    for key in ("recovery", "database_recovery"):
+        if key in report:
+            r = report[key]
+            print(f"{key}: acknowledged appends {r['acknowledged_appends']}, missing {r['missing_or_changed']}, "
+                  f"partial turns {r['partial_turns']}, fixed questions changed {r['n_changed']} of "
+                  f"{r['fixed_questions']}")
+    print(f"service restart {report['restart_s']:.1f} s")
+    write_report(report, a.output)
+    if a.output:
+        write_config(a)
+    return report
+
+
+def load_and_kill(a: LoadArguments, root: Path, store: str | None, pg) -> dict:
+    """The phases of the module docstring against a service over ``store`` (None: the embedded engine)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server = start_server(root, port, a.encoder)
+    server = start_server(root, port, a.encoder, store)
+    out: dict = {}
     try:
         memories = make_memories(url, a.memories)
         print(f"{a.memories} memories seeded; load: {a.clients} clients for {a.seconds:.0f} s", flush=True)
@@ -251,28 +355,21 @@ def main(argv: Sequence[str] | None = None) -> dict:
         print("load again, with the server killed half-way", flush=True)
         killed = run_phase(url, memories, a, kill=server)
         restart_start = time.perf_counter()
-        server = start_server(root, port, a.encoder)
-        restart_s = time.perf_counter() - restart_start
-        recovery = check_recovery(url, memories, load.acknowledged + killed.acknowledged, before)
+        server = start_server(root, port, a.encoder, store)
+        out["restart_s"] = round(time.perf_counter() - restart_start, 1)
+        acknowledged = load.acknowledged + killed.acknowledged
+        out["recovery"] = check_recovery(url, memories, acknowledged, before)
+        if pg is not None:
+            print("load again, with the database server killed half-way", flush=True)
+            out["database_killed"] = figures(down := run_phase(url, memories, a, database=pg))
+            out["database_recovery"] = check_recovery(url, memories, acknowledged + down.acknowledged, before)
     finally:
         server.terminate()
         server.wait(60)
-    report = {"command": command_line("benchmarks.service_load", argv), "machine": machine(), "engine": "embedded",
-              "settings": {k: getattr(a, k) for k in ("clients", "memories", "seconds", "ask_share", "encoder")},
-              "load": figures(load), "killed": figures(killed), "restart_s": round(restart_s, 1),
-              "recovery": recovery}
-    rows = {name: {"req/s": f["requests_per_s"],
-                   **{f"{k} {p[:3]}": f[k][p] for k in ("append", "ask") for p in ("p50_ms", "p95_ms", "p99_ms")},
-                   "errors": f["errors"], "cut off": f["cut_off_by_kill"]}
-            for name, f in (("load", report["load"]), ("killed half-way", report["killed"]))}
-    print_table(rows, title="latency in ms")
-    print(f"restart {restart_s:.1f} s; acknowledged appends {recovery['acknowledged_appends']}, missing "
-          f"{recovery['missing_or_changed']}, partial turns {recovery['partial_turns']}, fixed questions changed "
-          f"{recovery['n_changed']} of {recovery['fixed_questions']}")
-    write_report(report, a.output)
-    if a.output:
-        write_config(a)
-    return report
+    return {"machine": machine(), "engine": "postgresql" if store else "embedded",
+            "settings": {k: getattr(a, k) for k in ("clients", "memories", "seconds", "ask_share", "encoder",
+                                                    "down_seconds")},
+            "load": figures(load), "killed": figures(killed), **out}
 
 
 if __name__ == "__main__":

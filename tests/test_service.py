@@ -268,6 +268,26 @@ def test_killed_under_load_loses_no_acknowledged_append(tmp_path, tiny_backbone)
     assert recovery["n_changed"] == 0 and recovery["fixed_questions"] == 8
 
 
+def test_on_postgresql_neither_a_killed_server_nor_a_killed_database_loses_an_acknowledged_append(tmp_path,
+                                                                                                 tiny_backbone):
+    """benchmarks.service_load on the PostgreSQL engine, small: the service is SIGKILLed, then the database server
+    is, each in the middle of the load; every acknowledged append is there, whole, and the service serves again."""
+    from benchmarks.service_load import main
+
+    report = main(["--encoder", tiny_backbone, "--seconds", "4", "--clients", "4", "--memories", "2",
+                   "--store", "pgserver", "--down-seconds", "1", "--root", str(tmp_path / "root")])
+    assert report["engine"] == "postgresql"
+    for phase in ("load", "killed", "database_killed"):
+        assert report[phase]["errors"] == 0, report[phase]["first_errors"]
+    assert report["database_killed"]["refused_while_database_down"] > 0  # the outage was seen, and said (503)
+    assert report["database_killed"]["served_after_database_restart"] > 0
+    for check in ("recovery", "database_recovery"):
+        recovery = report[check]
+        assert recovery["acknowledged_appends"] > 0 and recovery["missing_or_changed"] == 0
+        assert recovery["partial_turns"] == 0 and recovery["memories_with_id_gaps"] == 0
+        assert recovery["n_changed"] == 0
+
+
 def test_questions_sent_with_their_role_are_kept_out_of_answers(service):
     client, _ = service
     mid, auth = make(client)

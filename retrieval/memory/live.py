@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 backend = load_backend(args.llm) if llm_spec(args.llm) else None
             n = chat(memory, sys.stdin, sys.stdout, args.speaker, backend, args.max_rows, args.include_asked)
             print(f"{n} turns recorded; {len(memory.table):,} in {args.memory}")
-    except (*INPUT_ERRORS, ValueError, FileExistsError) as e:
+    except (*INPUT_ERRORS, ValueError, FileExistsError, ConnectionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     memory.close()

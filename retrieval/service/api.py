@@ -32,7 +32,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from retrieval.data.jsonio import INPUT_ERRORS
-from retrieval.service.registry import AccessDenied, MemoryRegistry
+from retrieval.service.registry import AccessDenied, MemoryRegistry, StoreUnavailable
 from retrieval.trends.analysis import TrendConfig, analyse_trend
 from retrieval.trends.corpus import Corpus
 from retrieval.trends.periods import PERIODS
@@ -140,6 +140,12 @@ def add_error_handling(app: FastAPI, limits: Limits) -> None:
     @app.exception_handler(Problem)
     async def problem(_: Request, e: Problem):
         return _error(e.status, e.message, e.field)
+
+    @app.exception_handler(StoreUnavailable)
+    async def unavailable(_: Request, e: StoreUnavailable):
+        response = _error(503, str(e), "store")
+        response.headers["Retry-After"] = "1"
+        return response
 
     @app.exception_handler(AccessDenied)
     async def denied(_: Request, e: AccessDenied):

@@ -44,6 +44,20 @@ REGISTRY = "registry.sqlite"
 MAX_OPEN = 64
 
 
+class StoreUnavailable(ConnectionError):
+    """The database behind the memories is down or was restarted: the request was not served (an append in it may or
+    may not have been committed: ask the memory, or send it again; an exact duplicate is skipped)."""
+
+
+def database_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean the database connection is gone, not that the request was wrong."""
+    import psycopg
+
+    from retrieval.memory.postgres.store import DatabaseUnavailable
+
+    return DatabaseUnavailable, psycopg.OperationalError, psycopg.InterfaceError
+
+
 class AccessDenied(PermissionError):
     """No such memory, or the key is not this memory's (the two are not told apart)."""
 
@@ -82,9 +96,18 @@ class MemoryRegistry:
         """(key hash, name) of ``memory_id``, or None."""
         if self.store is None:
             return self.db.execute("SELECT key_hash, name FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        query = "SELECT key_hash, name FROM ctbls_memories WHERE memory_id = %s AND key_hash IS NOT NULL"
         with self._lock:  # one connection, shared by the request threads
-            return self.db.execute("SELECT key_hash, name FROM ctbls_memories WHERE memory_id = %s AND key_hash IS "
-                                   "NOT NULL", (memory_id,)).fetchone()
+            try:
+                return self.db.execute(query, (memory_id,)).fetchone()
+            except database_errors():  # the database was restarted: connect again, once
+                from retrieval.memory.postgres.store import connect
+
+                try:
+                    self.db = connect(self.store)
+                    return self.db.execute(query, (memory_id,)).fetchone()
+                except database_errors() as e:
+                    raise StoreUnavailable(f"the memories' database is unavailable ({e})") from e
 
     def _remove_orphans(self) -> None:
         """Folders left by a crash between a memory's folder and its registry row."""
@@ -127,16 +150,33 @@ class MemoryRegistry:
     def use(self, memory_id: str, key: str | None) -> Iterator[TemporalMemory]:
         """The memory, checked against ``key``, held by this request alone until the block ends."""
         self.check(memory_id, key)
+        lost = database_errors() if self.store else ()
         with self._lock:
             if memory_id not in self._open:
-                memory = TemporalMemory.open(memory_id, encoder=self.encoder, store=self.store) if self.store else \
-                    TemporalMemory.open(self.root / memory_id, encoder=self.encoder)
+                try:
+                    memory = TemporalMemory.open(memory_id, encoder=self.encoder, store=self.store) if self.store \
+                        else TemporalMemory.open(self.root / memory_id, encoder=self.encoder)
+                except lost as e:
+                    raise StoreUnavailable(f"memory {memory_id!r}: its database is unavailable ({e})") from e
                 self._open[memory_id] = (memory, threading.Lock())
             self._open.move_to_end(memory_id)
             memory, lock = self._open[memory_id]
             self._close_idle(keep=memory_id)
         with lock:
-            yield memory
+            try:
+                yield memory
+            except lost as e:  # its connection is gone, and what it holds in memory may be behind the database:
+                self._discard(memory_id, memory)  # reopened from the database on the next request
+                raise StoreUnavailable(f"memory {memory_id!r}: its database connection was lost ({e})") from e
+
+    def _discard(self, memory_id: str, memory: TemporalMemory) -> None:
+        with self._lock:
+            if self._open.get(memory_id, (None,))[0] is memory:
+                del self._open[memory_id]
+        try:
+            memory.close()
+        except Exception:  # noqa: BLE001 - the connection is already broken; closing is only tidying
+            pass
 
     def _close_idle(self, keep: str) -> None:
         """Past ``max_open`` open memories, close the least recently used one no request holds (its snapshot

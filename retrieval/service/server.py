@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     server.run("streamable-http", host=args.host, port=args.port)
             finally:
                 memory.close()
-    except (*INPUT_ERRORS, ValueError) as e:
+    except (*INPUT_ERRORS, ValueError, ConnectionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

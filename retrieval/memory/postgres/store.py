@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 from psycopg.types.json import Jsonb
 
-from retrieval.data.jsonio import DataError
 from retrieval.memory.folder_lock import MemoryInUseError
 from retrieval.memory.live_rows import INT32_COLUMNS
 from retrieval.memory.postgres.schema import VIEWS, create_schema, turns_table
@@ -31,6 +30,10 @@ from retrieval.memory.store import column_kind, from_sql_column, scalar
 from retrieval.search.sparse_segments import Tokenizer
 
 NATIVE = ("response_idx", "session", "speaker", "timestamp", "text")  # frame columns stored as table columns
+
+
+class DatabaseUnavailable(ConnectionError):
+    """The database cannot be reached, or the connection to it was lost (a restart, a network cut): retry later."""
 
 
 def connect(url: str):
@@ -44,7 +47,7 @@ def connect(url: str):
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.OperationalError as e:
-        raise DataError(f"{redact(url)}: cannot connect to PostgreSQL ({e})") from e
+        raise DatabaseUnavailable(f"{redact(url)}: cannot connect to PostgreSQL ({e})") from e
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     register_vector(conn)
     return conn
