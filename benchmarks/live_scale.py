@@ -11,6 +11,7 @@ encoded: the cost of every add), interleaved with encoding the same text alone s
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import time
 from pathlib import Path
@@ -36,24 +37,72 @@ def folder_mb(path: Path) -> dict[str, float]:
     return {**{k: round(v, 1) for k, v in sizes.items()}, "total": round(sum(sizes.values()), 1)}
 
 
-def fill_memory(folder: Path, utterances: list[Utterance], embeddings: np.ndarray, encoder) -> dict:
-    """A new memory in ``folder`` holding ``utterances`` (in time order) with their ``embeddings``."""
-    if folder.exists():
+def fill_memory(folder: Path, utterances: list[Utterance], embeddings: np.ndarray, encoder,
+                store: str | None = None, progress: bool = True, build_index: bool = True) -> dict:
+    """A new memory in ``folder`` (or, with ``store``, named ``folder.name`` in that PostgreSQL database, loaded
+    without the HNSW indexes and, with ``build_index``, indexed after the load as pgvector advises for a bulk load:
+    ``index_build_s``) holding ``utterances`` (in time order) with their ``embeddings``."""
+    if store is None and folder.exists():
         shutil.rmtree(folder)
     start = time.perf_counter()
-    memory = TemporalMemory.open(folder, encoder=encoder, create=True, turns=False)
-    for a in tqdm(range(0, len(utterances), IMPORT_BATCH), desc=f"fill a memory of {len(utterances):,} rows"):
+    memory = TemporalMemory.open(folder.name if store else folder, encoder=encoder, create=True, turns=False,
+                                 store=store)
+    if store:
+        drop_hnsw(memory.folder.store.db, encoder.dim)
+    for a in tqdm(range(0, len(utterances), IMPORT_BATCH), desc=f"fill a memory of {len(utterances):,} rows",
+                  disable=not progress):
         batch = utterances[a:a + IMPORT_BATCH]
         memory.add_many([{"speaker": u.speaker, "text": u.text, "timestamp": u.timestamp, "session": u.session}
                          for u in batch], embeddings={"text": embeddings[a:a + len(batch)]})
+    out = {"import_s": round(time.perf_counter() - start, 1)}
+    if store and build_index:
+        out["index_build_s"] = build_hnsw(memory.folder.store.db, encoder.dim)
+        out["import_s"] = round(time.perf_counter() - start, 1)
     memory.close()
-    return {"import_s": round(time.perf_counter() - start, 1)}
+    return out
 
 
-def reopen(folder: Path, encoder) -> tuple[TemporalMemory, dict]:
+def drop_hnsw(conn, dim: int) -> None:
+    """Drop the HNSW indexes of the turns table of size ``dim`` (before a bulk load)."""
+    from retrieval.memory.postgres.schema import VIEWS, turns_table
+
+    for view in VIEWS:
+        conn.execute(f"DROP INDEX IF EXISTS {turns_table(dim)}_hnsw_{view}")
+
+
+def build_hnsw(conn, dim: int, memory_mb: int = 4096) -> float:
+    """Build the HNSW indexes again after a bulk load (``maintenance_work_mem`` large enough for the graph to be
+    built in memory, as pgvector advises; parallel workers as the machine has cores); seconds taken."""
+    from retrieval.memory.postgres.schema import hnsw_ddl
+
+    start = time.perf_counter()
+    conn.execute(f"SET maintenance_work_mem = '{int(memory_mb)}MB'")
+    conn.execute(f"SET max_parallel_maintenance_workers = {max(0, (os.cpu_count() or 1) - 1)}")
+    for statement in hnsw_ddl(dim):
+        conn.execute(statement)
+    return round(time.perf_counter() - start, 1)
+
+
+def store_mb(store: str) -> dict[str, float]:
+    """Disk use of a PostgreSQL memory's database, in MB (all its memories: one here): the turns, the BM25
+    postings and document frequencies, each with their indexes."""
+    from retrieval.memory.postgres.store import connect
+
+    conn = connect(store)
+    try:
+        sizes = dict(conn.execute("SELECT c.relname, pg_total_relation_size(c.oid) / 1048576.0 FROM pg_class c "
+                                  "WHERE c.relname LIKE 'ctbls%' AND c.relkind = 'r'").fetchall())
+    finally:
+        conn.close()
+    out = {"database": round(sum(float(v) for k, v in sizes.items() if k.startswith("ctbls_turns")), 1),
+           "bm25": round(sum(float(v) for k, v in sizes.items() if k in ("ctbls_postings", "ctbls_df")), 1)}
+    return {**out, "total": round(sum(float(v) for v in sizes.values()), 1)}
+
+
+def reopen(folder: Path, encoder, store: str | None = None) -> tuple[TemporalMemory, dict]:
     gc.collect()
     before, start = rss_mb(), time.perf_counter()
-    memory = TemporalMemory.open(folder, encoder=encoder)
+    memory = TemporalMemory.open(folder.name if store else folder, encoder=encoder, store=store)
     return memory, {"reopen_s": round(time.perf_counter() - start, 3), "memory_mb": round(rss_mb() - before, 1)}
 
 
@@ -70,7 +119,7 @@ def measure_appends(memory: TemporalMemory, texts: list[str], n: int) -> dict:
         t0 = time.perf_counter()
         memory.table.encoder.encode_documents([text])
         encoded = time.perf_counter() - t0
-        memory.folder.store.set_fsync(i % 2 == 1)
+        memory.folder.store.set_fsync(i % 2 == 1)  # PostgreSQL: every commit is flushed (a no-op)
         when = (end + np.timedelta64(i + 1, "m")).to_pydatetime()
         _TIMELESS.pop(text, None)
         e0 = time.perf_counter()

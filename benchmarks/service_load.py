@@ -30,7 +30,6 @@ committed before its reply.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -51,6 +50,7 @@ import numpy as np
 from benchmarks.common import RunArguments, command_line, machine, write_report
 from eval.report import print_table
 from retrieval.config import option, parse_config, write_config
+from retrieval.memory.postgres.local import database_url
 
 ADMIN = "load-test-admin"
 SEED_TURNS = [("Ann", "I adopted a beagle called Rex", "2023-05-01T10:00:00+00:00"),
@@ -263,21 +263,6 @@ def kill_database(server) -> None:
         time.sleep(0.05)
 
 
-@contextlib.contextmanager
-def database(store: str | None, folder: Path):
-    """(the URL the service gets, the pgserver handle or None): ``store`` as given, or a temporary pgserver."""
-    if store != "pgserver":
-        yield store, None
-        return
-    import pgserver
-
-    server = pgserver.get_server(folder, cleanup_mode="stop")
-    try:
-        yield server.get_uri(), server
-    finally:
-        server.cleanup()
-
-
 def figures(phase: Phase) -> dict:
     out = {"seconds": round(phase.seconds, 1), "errors": len(phase.errors), "first_errors": phase.errors[:5],
            "cut_off_by_kill": phase.cut_off, "refused_while_database_down": phase.unavailable}
@@ -317,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     a = parse_config(LoadArguments, argv, prog="python -m benchmarks.service_load", description=__doc__.split("\n")[0])
     root = Path(a.root) if a.root else Path(tempfile.mkdtemp(prefix="service_load_")) / "root"
     root.parent.mkdir(parents=True, exist_ok=True)
-    with database(a.store, root.parent / "pgdata") as (store, pg):
+    with database_url(a.store, root.parent / "pgdata") as (store, pg):
         report = load_and_kill(a, root, store, pg)
     report["command"] = command_line("benchmarks.service_load", argv)
     phases = [("load", "load"), ("killed half-way", "killed")] + ([("database killed", "database_killed")]

@@ -46,7 +46,15 @@ from benchmarks.common import (
     summary_ms,
     write_report,
 )
-from benchmarks.live_scale import ask_after_add, fill_memory, folder_mb, measure_appends, reopen, time_ordered
+from benchmarks.live_scale import (
+    ask_after_add,
+    fill_memory,
+    folder_mb,
+    measure_appends,
+    reopen,
+    store_mb,
+    time_ordered,
+)
 from benchmarks.real_embeddings import load_corpus
 from eval.report import print_table
 from models.dual_encoder import load_encoder
@@ -56,6 +64,7 @@ from retrieval.data.conversation_log import Utterance
 from retrieval.data.zyphra_temporal import read_questions
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.memory.planner import RulePlanner
+from retrieval.memory.postgres.local import database_url, new_database
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.dense_index import DenseIndex
@@ -177,13 +186,15 @@ def bench_table(name: str, table: ConversationTable, questions: list, build: dic
 
 
 def bench_live(utterances: list[Utterance], emb: np.ndarray, encoder, questions: list, folder: Path,
-               args: TemporalScaleArguments) -> dict:
-    """The living memory of these rows: filled, closed, measured on disk, reopened, asked, appended to."""
+               args: TemporalScaleArguments, store: str | None = None) -> dict:
+    """The living memory of these rows (in ``folder``, or with ``store`` in that PostgreSQL database): filled,
+    closed, measured on disk, reopened, asked, appended to."""
     utterances, emb = time_ordered(utterances, emb)
-    filled = fill_memory(folder, utterances, emb, encoder)
-    memory, opened = reopen(folder, encoder)
-    row = bench_table("living memory", memory.table, questions,
-                      {**filled, **opened, "disk_mb": folder_mb(folder)["total"], "disk": folder_mb(folder)})
+    filled = fill_memory(folder, utterances, emb, encoder, store)
+    memory, opened = reopen(folder, encoder, store)
+    disk = store_mb(store) if store else folder_mb(folder)
+    row = bench_table("postgresql memory" if store else "living memory", memory.table, questions,
+                      {**filled, **opened, "disk_mb": disk["total"], "disk": disk})
     row.update(measure_appends(memory, [u.text for u in utterances[:500]], args.appends))
     row.update(ask_after_add(memory, questions, 20))
     memory.close()
@@ -226,6 +237,8 @@ class TemporalScaleArguments(RunArguments):
     live: bool = option(True, "measure the living memory (filled, closed, reopened, appended to)")
     appends: int = option(200, "single-turn appends timed on each living memory")
     work_dir: str = option("runs/bench/temporal_scale_memories", "where the living memories are written")
+    store: str | None = option(None, "also measure the living memory on PostgreSQL: a server URL (a database per "
+                               "size is made on it), or 'pgserver' (a local one in --work-dir)")
     plot: str | None = option(None, "PNG path (default: next to --output)")
 
 
@@ -239,22 +252,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     report = {"command": command_line("benchmarks.temporal_scale", argv), "machine": machine(), "threads": args.threads,
               "encoder": encoder.identity, "questions": len(questions),
               "kinds": pd.Series([q.kind for q in questions]).value_counts().to_dict()}
-    rows = []
-    log = args.real_log
-    table, build = build_table(corpus["logs"][log], corpus["utterances"][log], encoder)
-    rows.append(bench_table(f"real log {log}", table, questions, build))
-    del table
-    for n in args.rows:
-        utterances, emb = synthetic_log(corpus["logs"], corpus["utterances"], n, args.years, args.seed)
-        if args.today:
-            table, build = build_table(utterances, emb, encoder)
-            rows.append(bench_table(f"synthetic {args.years:g}y", table, questions, build))
-            del table
-            gc.collect()
-        if args.live:
-            rows.append(bench_live(utterances, emb, encoder, questions, Path(args.work_dir) / f"memory-{n}", args))
-        del utterances, emb
-        gc.collect()
+    with database_url(args.store, Path(args.work_dir) / "pgdata") as (server_url, _):
+        rows = measure(args, encoder, corpus, questions, server_url)
     report["tables"] = rows
     report["load_average_end"] = load_average()
     print_table(rows, ["table", "rows", "sessions", "frame_build_s", "index_build_s", "import_s", "reopen_s",
@@ -273,6 +272,31 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if path:
         plot(rows, path)
     return report
+
+
+def measure(args: TemporalScaleArguments, encoder, corpus: dict, questions: list, server_url: str | None) -> list:
+    """The rows of the report: the real log, then each size's tables and memories."""
+    Path(args.work_dir).mkdir(parents=True, exist_ok=True)
+    rows = []
+    log = args.real_log
+    table, build = build_table(corpus["logs"][log], corpus["utterances"][log], encoder)
+    rows.append(bench_table(f"real log {log}", table, questions, build))
+    del table
+    for n in args.rows:
+        utterances, emb = synthetic_log(corpus["logs"], corpus["utterances"], n, args.years, args.seed)
+        if args.today:
+            table, build = build_table(utterances, emb, encoder)
+            rows.append(bench_table(f"synthetic {args.years:g}y", table, questions, build))
+            del table
+            gc.collect()
+        if args.live:
+            rows.append(bench_live(utterances, emb, encoder, questions, Path(args.work_dir) / f"memory-{n}", args))
+        if server_url:
+            url = new_database(server_url, f"scale_{n}")
+            rows.append(bench_live(utterances, emb, encoder, questions, Path(f"memory-{n}"), args, url))
+        del utterances, emb
+        gc.collect()
+    return rows
 
 
 if __name__ == "__main__":

@@ -14,11 +14,10 @@ in-process table. A difference is a fact about an engine to explain, not noise t
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.data.timestamps import zone_name
+from retrieval.memory.postgres.local import database_url
 from retrieval.memory.temporal_memory import TemporalMemory
 
 logger = logging.getLogger(__name__)
@@ -114,22 +114,6 @@ class Engine:
         self.opened = []
 
 
-@contextlib.contextmanager
-def postgres(store: str) -> Iterator[str]:
-    """The database URL: ``store`` itself, or a temporary server's (pgserver), stopped afterwards."""
-    if store != "pgserver":
-        yield store
-        return
-    import pgserver
-
-    with tempfile.TemporaryDirectory(prefix="ctbls-pg-") as data:
-        server = pgserver.get_server(data, cleanup_mode="stop")
-        try:
-            yield server.get_uri()
-        finally:
-            server.cleanup()
-
-
 def agreement(rows: dict[str, list], reference: dict[str, list]) -> dict:
     """Questions whose rows equal the reference engine's, of those asked of both."""
     same = total = 0
@@ -152,7 +136,7 @@ def run(args: EnginesArguments) -> dict:
                      latency_sample=args.latency_sample, content_cutoffs=[], semantic_ks=[10])
     out: dict = {"engines": {}, "zyphra_agreement": {}, "locomo_agreement": {}}
     recorded: dict[str, dict] = {}
-    with postgres(args.store) as url, tempfile.TemporaryDirectory(prefix="ctbls-engines-") as scratch:
+    with database_url(args.store) as (url, _), tempfile.TemporaryDirectory(prefix="ctbls-engines-") as scratch:
         for name in args.engines:
             engine = Engine(name, Path(scratch) / name, url)
             try:

@@ -78,8 +78,11 @@ def citus_ddl(dim: int) -> list[str]:
 
 def create_schema(conn, dim: int, hnsw: bool = True) -> None:
     """Create the schema (what is missing of it) in one transaction, serialised with other processes doing the
-    same (an advisory lock: ``CREATE ... IF NOT EXISTS`` alone races on the catalog)."""
+    same (an advisory lock: ``CREATE ... IF NOT EXISTS`` alone races on the catalog). The HNSW indexes are made
+    with the turns table only: an operator who drops them (a bulk load indexes after it, as pgvector advises; or
+    exact search is preferred) is not overruled by the next open."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(7246001)")
-        for statement in schema_ddl(dim, hnsw):
+        new = conn.execute("SELECT to_regclass(%s) IS NULL", (turns_table(dim),)).fetchone()[0]
+        for statement in schema_ddl(dim, hnsw and new):
             conn.execute(statement)

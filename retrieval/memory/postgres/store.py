@@ -109,6 +109,10 @@ class PostgresStore:
             raise MemoryInUseError(f"{redact(self.url)}: memory {self.memory_id!r} is open in another process or "
                                    "object; close it first (one writer at a time)")
 
+    def set_fsync(self, fsync: bool) -> None:
+        """Nothing to set: PostgreSQL flushes each commit to its write-ahead log before it returns
+        (``synchronous_commit`` on, its default; the guarantee every acknowledged append relies on)."""
+
     def get_meta(self, key: str, default=None):
         row = self.db.execute("SELECT meta -> %s FROM ctbls_memories WHERE memory_id = %s",
                               (key, self.memory_id)).fetchone()
