@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from retrieval.memory.folder_lock import MemoryInUseError
 from retrieval.memory.temporal_memory import TemporalMemory
 
 REGISTRY = "registry.sqlite"
@@ -158,6 +159,8 @@ class MemoryRegistry:
                         else TemporalMemory.open(self.root / memory_id, encoder=self.encoder)
                 except lost as e:
                     raise StoreUnavailable(f"memory {memory_id!r}: its database is unavailable ({e})") from e
+                except MemoryInUseError as e:  # another service process holds it: its requests go there
+                    raise StoreUnavailable(f"memory {memory_id!r} is open in another process ({e})") from e
                 self._open[memory_id] = (memory, threading.Lock())
             self._open.move_to_end(memory_id)
             memory, lock = self._open[memory_id]

@@ -28,6 +28,7 @@ def database_url(store: str | None, folder: str | Path | None = None) -> Iterato
     with contextlib.ExitStack() as stack:
         if folder is None:
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctbls-pg-"))
+        Path(folder).parent.mkdir(parents=True, exist_ok=True)
         server = pgserver.get_server(Path(folder), cleanup_mode="stop")
         stack.callback(server.cleanup)
         yield server.get_uri(), server
