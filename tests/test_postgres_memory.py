@@ -240,3 +240,19 @@ def test_the_service_closes_idle_memories_past_its_limit(tmp_path, encoder, post
         with registry.use(memory_id, key) as memory:
             assert memory.table.frame["text"].tolist() == [f"memory {n} turn 0", f"memory {n} turn 1"]
     registry.close()
+
+
+def test_eval_memory_engines_gives_the_same_rows_on_every_engine(tiny_backbone, data_dir, postgres_url, tmp_path):
+    """eval.memory_engines on one Zyphra log and one LoCoMo conversation: every question gets the same rows (and
+    when-answers) from the folder memory and the PostgreSQL memory as from the in-process table."""
+    from eval.memory_engines import main
+
+    out = tmp_path / "engines.json"
+    assert main(["--logs", "26", "--samples", "conv-26", "--store", postgres_url, "--encoder", tiny_backbone,
+                 "--latency-sample", "3", "--cache-dir", "", "--output", str(out)]) == 0
+    report = json.loads(out.read_text())
+    for engine in ("folder", "postgresql"):
+        zyphra, locomo = report["zyphra_agreement"][engine], report["locomo_agreement"][engine]
+        assert zyphra["questions"] > 1000 and zyphra["same_rows"] == zyphra["questions"]
+        assert locomo["questions"] > 10 and locomo["same_answers_and_rows"] == locomo["questions"]
+        assert report["engines"][engine]["locomo"] == report["engines"]["table"]["locomo"]

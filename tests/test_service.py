@@ -218,11 +218,14 @@ def test_mcp_tools_in_process(tmp_path, encoder):
     memory.close()
 
 
-def test_mcp_over_stdio(tmp_path, tiny_backbone):
+@pytest.mark.parametrize("engine", ["folder", "postgresql"])
+def test_mcp_over_stdio(tmp_path, tiny_backbone, engine, request):
     from mcp import Client, StdioServerParameters
 
+    where = ["--memory", str(tmp_path / "m")] if engine == "folder" else \
+        ["--memory", "agent", "--store", request.getfixturevalue("postgres_url")]
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "retrieval.service.server", "mcp", "--memory", str(tmp_path / "m"), "--encoder", tiny_backbone])
+        "-m", "retrieval.service.server", "mcp", *where, "--encoder", tiny_backbone])
 
     async def run():
         async with Client(params) as client:

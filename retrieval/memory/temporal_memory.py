@@ -88,7 +88,8 @@ class TemporalMemory:
     """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
 
     def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None,
-                 ranker: str = "hybrid", fusion: str = "scores", cut: str = CUTS[0], prior: float | None = None):
+                 ranker: str = "hybrid", fusion: str = "scores", cut: str = CUTS[0], prior: float | None = None,
+                 folder=None):
         if rewrite not in REWRITES:
             raise ValueError(f"rewrite must be one of {REWRITES}")
         if ranker not in RANKERS:
@@ -102,6 +103,9 @@ class TemporalMemory:
         if rewrite == "llm" and llm_rewriter is None:
             raise ValueError("rewrite='llm' needs an llm_rewriter")
         self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
+        # a living memory's folder or database (retrieval.memory.live_table, retrieval.memory.postgres): where
+        # appends go; None for a memory read from a log
+        self.folder = folder
         self.planner = planner or RulePlanner()
         self.speakers = sorted(table.frame["speaker"].unique())
         self.evidence_rule = EVIDENCE_RULE  # which ranked row answers a when-question (when_answer)
@@ -155,9 +159,7 @@ class TemporalMemory:
     def wrap(cls, folder, **kwargs) -> TemporalMemory:
         """The memory over an opened :class:`~retrieval.memory.live_table.MemoryFolder` (or its PostgreSQL
         counterpart), ``kwargs`` as the constructor's."""
-        memory = cls(folder.table, **kwargs)
-        memory.folder = folder
-        return memory
+        return cls(folder.table, folder=folder, **kwargs)
 
     def add(self, speaker: str, text: str, timestamp: datetime | str | None = None,
             session: int | None = None) -> int:
@@ -177,7 +179,7 @@ class TemporalMemory:
         adds nothing). A turn before the last one (not a duplicate), or after this machine's clock by more than
         ``live_table.FUTURE_SKEW``, is a ValueError naming it, and nothing of the batch is written. A memory made
         without a zone takes the one its first turns are written in."""
-        folder = getattr(self, "folder", None)
+        folder = self.folder
         if folder is None:
             raise RuntimeError("this memory was read from a log, not opened from a folder: use "
                                "TemporalMemory.open(path, create=True) and add_many the log's turns to it")
@@ -188,7 +190,7 @@ class TemporalMemory:
     def evidence(self, frame: pd.DataFrame, include_asked: bool = False) -> pd.DataFrame:
         """The rows a question may be answered from: without the questions put to the memory and the LLM's answers
         recorded in it (their roles), unless ``include_asked``; a memory without such rows is not copied."""
-        roles = getattr(getattr(self, "folder", None), "roles", None)
+        roles = self.folder.roles if self.folder is not None else None
         if include_asked or not roles:
             return frame
         cached = self._evidence_cache  # one copy per frame and roles, not one per question
@@ -197,7 +199,7 @@ class TemporalMemory:
         return cached[2]
 
     def close(self) -> None:
-        if getattr(self, "folder", None) is not None:
+        if self.folder is not None:
             self.folder.close()
 
     def resolve_now(self, now: datetime | str | None) -> datetime:

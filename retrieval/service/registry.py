@@ -127,12 +127,14 @@ class MemoryRegistry:
                                            key_hash=key_hash(key))
             with self._lock:
                 self._open[memory_id] = (TemporalMemory.wrap(folder), threading.Lock())
+                self._close_idle(keep=memory_id)
             return memory_id, key
         with self._lock:
             memory = TemporalMemory.open(self.root / memory_id, encoder=self.encoder, create=True, tz=tz or self.tz)
             self.db.execute("INSERT INTO memories VALUES (?, ?, ?, ?)",
                             (memory_id, name, key_hash(key), datetime.now(timezone.utc).isoformat()))
             self._open[memory_id] = (memory, threading.Lock())
+            self._close_idle(keep=memory_id)
         return memory_id, key
 
     def check(self, memory_id: str, key: str | None) -> None:

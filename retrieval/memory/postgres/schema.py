@@ -8,7 +8,8 @@ the distribution column when the tables are spread over machines with Citus (:da
     ctbls_turns_<dim>     one row per turn: response_idx (its position: the memory is in time order), session,
                           speaker, ts (timestamptz), text, role (NULL for what a person said), the other frame
                           columns as jsonb, and one vector(<dim>) per view ("text", "turn")
-    ctbls_postings        BM25 postings: (memory_id, view, term, response_idx) -> tf, the document's length
+    ctbls_postings        BM25 postings: (memory_id, view, term, response_idx) -> tf, the document's length (in the
+                          key's index too, so a term's postings are read by an index-only scan)
     ctbls_df              BM25 document frequencies: (memory_id, view, term) -> df
 
 Turns go in a table per embedding size (``vector(384)`` for MiniLM), so one database holds memories of several
@@ -47,7 +48,7 @@ def schema_ddl(dim: int, hnsw: bool = True) -> list[str]:
         f"CREATE INDEX IF NOT EXISTS {turns}_session ON {turns} (memory_id, session)",
         "CREATE TABLE IF NOT EXISTS ctbls_postings (memory_id text NOT NULL, view text NOT NULL, term text NOT NULL, "
         "response_idx bigint NOT NULL, tf real NOT NULL, dl real NOT NULL, "
-        "PRIMARY KEY (memory_id, view, term, response_idx))",
+        "PRIMARY KEY (memory_id, view, term, response_idx) INCLUDE (tf, dl))",
         "CREATE TABLE IF NOT EXISTS ctbls_df (memory_id text NOT NULL, view text NOT NULL, term text NOT NULL, "
         "df bigint NOT NULL, PRIMARY KEY (memory_id, view, term))",
     ]

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from retrieval.memory.postgres.store import PostgresStore
 
@@ -44,7 +45,10 @@ def sorted_positions(subset: Iterable | None, n: int) -> np.ndarray | None:
     """``subset`` as sorted distinct positions below ``n`` (None: every row)."""
     if subset is None:
         return None
-    rows = np.unique(np.asarray(subset if isinstance(subset, np.ndarray) else list(subset), dtype=np.int64))
+    rows = np.asarray(subset if isinstance(subset, np.ndarray | pd.Index) else list(subset), dtype=np.int64)
+    if len(rows) > 1 and not (rows[1:] > rows[:-1]).all():  # a plan's rows come sorted: only others pay the sort
+        rows = np.sort(rows)
+        rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]  # distinct (np.unique hashes: 0.7 s at 1M)
     return rows[(rows >= 0) & (rows < n)]
 
 
@@ -110,9 +114,8 @@ class PostgresDense:
                 f"SELECT response_idx, -({column} <#> %s) FROM {self.store.turns} WHERE memory_id = %s "
                 f"ORDER BY {column} <#> %s LIMIT %s", (query, self.store.memory_id, query, fetch))
             found = [(int(i), float(s)) for i, s in cur.fetchall()]
-        if rows is not None:
-            keep = set(rows.tolist())
-            found = [(i, s) for i, s in found if i in keep]
+        if rows is not None and len(rows) < self.store.count():  # the rows left out, and only those, are dropped
+            found = [(i, s) for i, s in found if rows[min(np.searchsorted(rows, i), len(rows) - 1)] == i]
         return found
 
 
@@ -164,13 +167,16 @@ class PostgresBM25:
         if not terms:
             return []
         idf = [float(np.log(1 + (n - found[t] + 0.5) / (found[t] + 0.5))) for t in terms]
-        where, params = position_filter(rows, "p.response_idx")
+        where, params = position_filter(None if rows is None or len(rows) == n else rows, "p.response_idx")
+        # the k best by score, then every row within reach of the k-th (a tie at TIE_DECIMALS), ordered by the
+        # rounded score and position: rounding costs per row, so only those few rows pay it
         cur = db.execute(
-            "SELECT p.response_idx, SUM(q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.dl / %s))) AS s "
-            "FROM unnest(%s::text[], %s::float8[]) AS q(term, idf) JOIN ctbls_postings p ON p.memory_id = %s "
-            f"AND p.view = %s AND p.term = q.term WHERE {where} GROUP BY p.response_idx "
-            "ORDER BY round(SUM(q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.dl / %s)))::numeric, %s) DESC, "
-            "p.response_idx LIMIT %s",
-            (self.k1, self.b, self.b, average, terms, idf, memory, self.view, *params, self.k1, self.b, self.b, average,
-             TIE_DECIMALS, k))
+            "WITH scored AS MATERIALIZED (SELECT p.response_idx, SUM(q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.dl "
+            "/ %s))) AS s FROM unnest(%s::text[], %s::float8[]) AS q(term, idf) JOIN ctbls_postings p ON "
+            f"p.memory_id = %s AND p.view = %s AND p.term = q.term WHERE {where} GROUP BY p.response_idx), "
+            "kth AS (SELECT s FROM scored ORDER BY s DESC LIMIT 1 OFFSET %s) "
+            "SELECT response_idx, s FROM scored WHERE s >= COALESCE((SELECT s FROM kth), '-infinity') - %s "
+            "ORDER BY round(s::numeric, %s) DESC, response_idx LIMIT %s",
+            (self.k1, self.b, self.b, average, terms, idf, memory, self.view, *params, k - 1,
+             10.0 ** (1 - TIE_DECIMALS), TIE_DECIMALS, k))
         return [(int(i), float(s)) for i, s in cur.fetchall()]

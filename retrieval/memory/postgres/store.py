@@ -29,6 +29,7 @@ from retrieval.memory.postgres.schema import VIEWS, create_schema, turns_table
 from retrieval.memory.store import column_kind, from_sql_column, scalar
 from retrieval.search.sparse_segments import Tokenizer
 
+WORK_MEM_MB = 64
 NATIVE = ("response_idx", "session", "speaker", "timestamp", "text")  # frame columns stored as table columns
 
 
@@ -49,6 +50,8 @@ def connect(url: str):
     except psycopg.OperationalError as e:
         raise DatabaseUnavailable(f"{redact(url)}: cannot connect to PostgreSQL ({e})") from e
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    # a question over a large memory aggregates BM25 postings per row: in memory, not spilled to disk (4 MB default)
+    conn.execute(f"SET work_mem = '{WORK_MEM_MB}MB'")
     register_vector(conn)
     return conn
 

@@ -1,0 +1,195 @@
+"""A user trial: a hand-written chat and the questions a person would put to it, each with its key written before
+any run, asked of the file-based memory (``ctbls-memory ask --log``) and of the living memory (``ctbls-live import``
+then ``ask``), and scored.
+
+    python -m eval.user_trial                                   # eval/trial/chat.jsonl, eval/trial/questions.jsonl
+    python -m eval.user_trial --chat MY_CHAT.jsonl --questions MY_QUESTIONS.jsonl --output runs/trial.json
+
+The chat is JSONL (``{"id", "speaker", "text", "timestamp"}`` a line, sessions by the 30-minute gap rule); each
+question is ``{"id", "question", "now", "history", "key", "note"}``. A key is one of:
+
+- ``{"expect": "date", "start": D, "end": D}``: a when-question; the days of the event (inclusive);
+- ``{"expect": "length", "days": N}``: a "how long between" question;
+- ``{"expect": "turns", "turns": [ids]}``: the turns a good answer shows;
+- ``{"expect": "none", "start": D, "end": D}``: a period in which nothing was said.
+
+**Verdicts** (fixed before the first run):
+
+- date and length: ``eval.time_answers.score`` against the key (the one LoCoMo's answers are scored with):
+  strict is *right*; lenient only (the answer overlaps the days and is no coarser, or a length within half a day)
+  is *partly*; anything else, or no date, is *wrong*;
+- turns: *right* when every key turn is among the answer's rows and at least a quarter of the rows are key turns;
+  *partly* when some key turn is there; *wrong* when none is;
+- none: *right* when the answer has no rows, *wrong* when it offers rows.
+
+A wrong answer whose result carries no warning (``TemporalResult.warnings``: words not read, nothing found) is also
+counted as **wrong without saying so**.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+from eval.time_answers import GoldTime, score
+from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
+from retrieval.config import option, parse_config, write_config
+from retrieval.data.conversation_log import load_log
+from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl
+from retrieval.memory.live import import_log
+from retrieval.memory.temporal_memory import TemporalMemory
+
+logger = logging.getLogger(__name__)
+
+TRIAL_DIR = Path(__file__).resolve().parent / "trial"
+ENGINES = ("file", "living")
+VERDICTS = ("right", "partly", "wrong")
+KEYS = ("date", "length", "turns", "none")
+TURN_PRECISION = 0.25  # a turns answer is right when at least this share of its rows are key turns
+
+
+@dataclass
+class TrialArguments:
+    """Ask a hand-written chat its questions and score the answers against their keys."""
+
+    chat: str = option(str(TRIAL_DIR / "chat.jsonl"), "the chat, JSONL")
+    questions: str = option(str(TRIAL_DIR / "questions.jsonl"), "the questions with their keys, JSONL")
+    engines: list[str] = option(list(ENGINES), "file: the log read as ask --log reads it; living: imported into a "
+                                "new living memory as ctbls-live import does", choices=ENGINES)
+    encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
+    output: str | None = option(None, "write every question's answer and verdict as JSON here")
+
+
+def read_questions(path: str | Path) -> list[dict]:
+    out = []
+    for lineno, q in iter_jsonl(path):
+        key = q.get("key") or {}
+        if not isinstance(q.get("question"), str) or key.get("expect") not in KEYS:
+            raise DataError(f"{path}:{lineno}: a question needs 'question' and a 'key' whose 'expect' is one of "
+                            f"{', '.join(KEYS)}")
+        out.append(q)
+    if not out:
+        raise DataError(f"{path}: no questions")
+    return out
+
+
+def day(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+def verdict(key: dict, result, positions: dict[str, int]) -> tuple[str, dict]:
+    """(right / partly / wrong, what was compared) for one answer against its key."""
+    expect = key["expect"]
+    if expect in ("date", "length"):
+        a = result.answer
+        start = a.start.date() if a is not None and a.start is not None else None
+        end = a.end.date() if a is not None and a.end is not None else None
+        if expect == "date":
+            gold = GoldTime("date", "day", day(key["start"]), day(key["end"]) + timedelta(days=1))
+        else:
+            gold = GoldTime("duration", "duration", duration=(float(key["days"]), float(key["days"]), "day"))
+        strict, lenient = score(gold, start, end, a.duration if a is not None else None)
+        seen = {"answer": a.answer if a is not None else None, "start": str(start), "end": str(end),
+                "duration": list(a.duration) if a is not None and a.duration else None}
+        return ("right" if strict else "partly" if lenient else "wrong"), seen
+    rows = result.ids
+    if expect == "none":
+        return ("right" if not rows else "wrong"), {"rows": len(rows)}
+    wanted = {positions[t] for t in key["turns"]}
+    hit = wanted & set(rows)
+    precision = len(hit) / len(rows) if rows else 0.0
+    seen = {"rows": rows[:20], "n_rows": len(rows), "key_rows": sorted(wanted), "found": sorted(hit)}
+    if hit == wanted and precision >= TURN_PRECISION:
+        return "right", seen
+    return ("partly" if hit else "wrong"), seen
+
+
+def open_engine(engine: str, chat: str, encoder, scratch: Path) -> TemporalMemory:
+    if engine == "file":
+        return TemporalMemory.from_file(chat, encoder=encoder, cache_dir=None)
+    memory = TemporalMemory.open(scratch / "living", encoder=encoder, create=True)
+    import_log(memory, load_log(chat), progress=False, where=Path(chat).name)
+    return memory
+
+
+def ask_all(memory: TemporalMemory, questions: list[dict], positions: dict[str, int]) -> list[dict]:
+    out = []
+    for q in questions:
+        try:
+            result = memory.ask(q["question"], history=q.get("history") or None, now=q.get("now"))
+        except ValueError as e:  # refused: said so
+            out.append({"id": q.get("id"), "verdict": "wrong", "silent": False, "refused": str(e)})
+            continue
+        v, seen = verdict(q["key"], result, positions)
+        out.append({"id": q.get("id"), "question": q["question"], "expect": q["key"]["expect"], "verdict": v,
+                    "silent": v == "wrong" and not result.warnings, "warnings": result.warnings, **seen})
+    return out
+
+
+def tally(answers: list[dict], questions: list[dict]) -> dict:
+    kinds = {q.get("id"): q["key"]["expect"] for q in questions}
+    by_kind: dict[str, Counter] = defaultdict(Counter)
+    for a in answers:
+        by_kind[kinds[a["id"]]][a["verdict"]] += 1
+        by_kind["all"][a["verdict"]] += 1
+        by_kind["all"]["silent wrong"] += a["silent"]
+    n = len(answers)
+    return {"n": n, "right_share": round(100 * by_kind["all"]["right"] / n, 1),
+            **{k: dict(c) for k, c in by_kind.items()}}
+
+
+def run(args: TrialArguments) -> dict:
+    encoder = load_encoder(args.encoder)
+    questions = read_questions(args.questions)
+    utterances = load_log(args.chat)
+    positions = {u.turn_id: i for i, u in enumerate(utterances)}
+    named = {t for q in questions if q["key"]["expect"] == "turns" for t in q["key"]["turns"]}
+    unknown = sorted(named - set(positions))
+    if unknown:
+        raise DataError(f"{args.questions}: keys name turns the chat does not have: {unknown[:10]}")
+    report = {"chat": args.chat, "questions": args.questions, "turns": len(utterances),
+              "sessions": len({u.session for u in utterances}), "engines": {}}
+    with tempfile.TemporaryDirectory(prefix="ctbls-trial-") as scratch:
+        for engine in args.engines:
+            memory = open_engine(engine, args.chat, encoder, Path(scratch))
+            answers = ask_all(memory, questions, positions)
+            memory.close()
+            report["engines"][engine] = {"summary": tally(answers, questions), "answers": answers}
+    return report
+
+
+def print_report(report: dict) -> None:
+    print(f"{report['chat']}: {report['turns']} turns in {report['sessions']} sessions; "
+          f"{len(next(iter(report['engines'].values()))['answers'])} questions")
+    for engine, r in report["engines"].items():
+        s = r["summary"]
+        parts = "; ".join(f"{k} " + ", ".join(f"{s[k].get(v, 0)} {v}" for v in VERDICTS) for k in KEYS if k in s)
+        print(f"  {engine:<7} right {s['all'].get('right', 0)}/{s['n']} ({s['right_share']}%), partly "
+              f"{s['all'].get('partly', 0)}, wrong {s['all'].get('wrong', 0)} (of which without saying so "
+              f"{s['all'].get('silent wrong', 0)})  [{parts}]")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_config(TrialArguments, argv, prog="python -m eval.user_trial", description=__doc__)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    try:
+        report = run(args)
+    except INPUT_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print_report(report)
+    if args.output:
+        write_json(args.output, report, indent=2, default=str)
+        write_config(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
