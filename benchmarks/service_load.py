@@ -20,8 +20,8 @@ appends (one turn, stamped by the server) and questions (``--ask-share`` of requ
 3. **Database killed** (``--store pgserver`` only): the same load against the PostgreSQL engine, and half-way
    through the database server (the postmaster and its backends) gets SIGKILL, stays down for ``--down-seconds``,
    and is started again on the same data folder; the service keeps running. Requests refused while it is down
-   (503, "store") are counted apart; any other failure, or a 503 more than 2 s after the database is back, is an
-   error. Then the same three checks.
+   (503, "store": those in flight after the kill and sent before 2 s after the database is back) are counted
+   apart; any other failure, or a 503 to a request sent later, is an error. Then the same three checks.
 
 The engine is the embedded one (SQLite WAL and the memory folders) by default; ``--store`` names a PostgreSQL
 (a URL, or ``pgserver``: a temporary one from the pgserver wheel, in the run's folder). Either way each append is
@@ -103,14 +103,15 @@ class Phase:
     database_down: float | None = None  # when the database was killed (perf_counter), and when it was back
     database_back: float | None = None
     served_after_restart: int = 0  # requests answered after the database was back
-
-    def refused_for_outage(self, now: float) -> bool:
-        """A 503 at ``now`` belongs to the database outage: after the kill, before it is back plus DB_GRACE."""
-        if self.database_down is None or now < self.database_down:
-            return False
-        return self.database_back is None or now < self.database_back + DB_GRACE
     acknowledged: list[tuple[str, int, str]] = field(default_factory=list)  # (memory, id, text)
     seconds: float = 0.0
+
+    def refused_for_outage(self, sent: float, answered: float) -> bool:
+        """A 503 to a request in flight while the database was away: answered after the kill, and sent before the
+        database was back plus DB_GRACE."""
+        if self.database_down is None or answered < self.database_down:
+            return False
+        return self.database_back is None or sent < self.database_back + DB_GRACE
 
 
 def free_port() -> int:
@@ -195,7 +196,7 @@ def client_loop(k: int, url: str, memory: tuple[str, str], a: LoadArguments, pha
                 continue
             took = time.perf_counter() - start
             with lock:
-                if r.status_code == 503 and phase.refused_for_outage(time.perf_counter()):
+                if r.status_code == 503 and phase.refused_for_outage(start, start + took):
                     phase.unavailable += 1
                     outage = True
                 else:

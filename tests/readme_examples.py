@@ -198,6 +198,8 @@ CHECKS: list[Check] = [
     Check("python -m eval.locomo_answers --output runs/locomo_answers.json", "run",
           verify=(contains("gold_evidence"),)),
     Check("python -m retrieval.memory.live import", "run", verify=(contains("imported 432 turns"),)),
+    Check("python -m eval.user_trial --output runs/user_trial.json", "run",
+          verify=(json_fields("runs/user_trial.json", {"engines.file.summary.n": 47}),)),
     Check("python -m retrieval.memory.live chat", "parse", "interactive; tests/test_live_memory.py scripts it"),
     Check("python -m retrieval.app.page", "parse", "a server, until interrupted; tests/test_app_browser.py drives it"),
     Check("python -m retrieval.service.server serve", "parse", "a server, until interrupted; tests/test_service.py "

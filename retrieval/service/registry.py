@@ -151,9 +151,30 @@ class MemoryRegistry:
 
     @contextmanager
     def use(self, memory_id: str, key: str | None) -> Iterator[TemporalMemory]:
-        """The memory, checked against ``key``, held by this request alone until the block ends."""
+        """The memory, checked against ``key``, held by this request alone until the block ends. On PostgreSQL its
+        connection is checked first (held alone, so no other request is using it): after a database restart the
+        memory is reopened rather than failing the request."""
         self.check(memory_id, key)
         lost = database_errors() if self.store else ()
+        for _ in range(2):
+            memory, lock = self._held(memory_id, lost)
+            lock.acquire()
+            if not self.store or memory.folder.store.alive():
+                break
+            lock.release()
+            self._discard(memory_id, memory)
+        else:
+            raise StoreUnavailable(f"memory {memory_id!r}: its database connection does not answer")
+        try:
+            yield memory
+        except lost as e:  # its connection is gone, and what it holds in memory may be behind the database:
+            self._discard(memory_id, memory)  # reopened from the database on the next request
+            raise StoreUnavailable(f"memory {memory_id!r}: its database connection was lost ({e})") from e
+        finally:
+            lock.release()
+
+    def _held(self, memory_id: str, lost: tuple) -> tuple[TemporalMemory, threading.Lock]:
+        """The open memory and its request lock (opened now when it is not)."""
         with self._lock:
             if memory_id not in self._open:
                 try:
@@ -165,19 +186,17 @@ class MemoryRegistry:
                     raise StoreUnavailable(f"memory {memory_id!r} is open in another process ({e})") from e
                 self._open[memory_id] = (memory, threading.Lock())
             self._open.move_to_end(memory_id)
-            memory, lock = self._open[memory_id]
             self._close_idle(keep=memory_id)
-        with lock:
-            try:
-                yield memory
-            except lost as e:  # its connection is gone, and what it holds in memory may be behind the database:
-                self._discard(memory_id, memory)  # reopened from the database on the next request
-                raise StoreUnavailable(f"memory {memory_id!r}: its database connection was lost ({e})") from e
+            return self._open[memory_id]
 
     def _discard(self, memory_id: str, memory: TemporalMemory) -> None:
         with self._lock:
             if self._open.get(memory_id, (None,))[0] is memory:
                 del self._open[memory_id]
+        self._quiet_close(memory)
+
+    @staticmethod
+    def _quiet_close(memory: TemporalMemory) -> None:
         try:
             memory.close()
         except Exception:  # noqa: BLE001 - the connection is already broken; closing is only tidying

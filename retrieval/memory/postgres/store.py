@@ -112,6 +112,17 @@ class PostgresStore:
             raise MemoryInUseError(f"{redact(self.url)}: memory {self.memory_id!r} is open in another process or "
                                    "object; close it first (one writer at a time)")
 
+    def alive(self) -> bool:
+        """Whether the connection still works (one round trip): after a database restart every connection is gone,
+        and a connection only learns it when next used."""
+        import psycopg
+
+        try:
+            self.db.execute("SELECT 1")
+            return True
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            return False
+
     def set_fsync(self, fsync: bool) -> None:
         """Nothing to set: PostgreSQL flushes each commit to its write-ahead log before it returns
         (``synchronous_commit`` on, its default; the guarantee every acknowledged append relies on)."""
