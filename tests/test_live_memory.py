@@ -161,12 +161,11 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_sigkill_in_a_loop_of_adds_loses_no_acknowledged_turn(tmp_path, encoder, tiny_backbone):
-    path = tmp_path / "m"
-    TemporalMemory.open(path, encoder=encoder, create=True, encoder_spec=tiny_backbone).close()
-    script = CHILD.format(root=str(ROOT), tests=str(ROOT / "tests"), path=str(path))
-    rng, acked = random.Random(0), -1
-    for _ in range(3):
+def kill_in_a_loop(script: str, rounds: int, seed: int = 0) -> int:
+    """Run ``script`` (it prints "ready", then "ack i" after each committed add) ``rounds`` times, each time killed
+    with SIGKILL a few adds in; the last turn acknowledged."""
+    rng, acked = random.Random(seed), -1
+    for _ in range(rounds):
         child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert child.stdout.readline().strip() == "ready"
         for _ in range(rng.randint(3, 12)):
@@ -181,13 +180,25 @@ def test_sigkill_in_a_loop_of_adds_loses_no_acknowledged_turn(tmp_path, encoder,
         acked = max([acked] + [int(w[1]) for w in map(str.split, child.stdout.read().splitlines())
                                if len(w) == 2 and w[0] == "ack"])
         child.stdout.close()
-    memory = TemporalMemory.open(path, encoder=encoder)
-    frame = memory.table.frame
-    assert len(frame) in (acked + 1, acked + 2)  # every acknowledged turn, and at most the one in flight
-    for i in frame.index:  # and each one whole
+    return acked
+
+
+def assert_whole(frame, acked: int) -> None:
+    """Every acknowledged turn is in ``frame``, at most the one in flight besides, and each one whole."""
+    assert len(frame) in (acked + 1, acked + 2)
+    for i in frame.index:
         expected = turn(i)
         assert (frame.loc[i, "speaker"], frame.loc[i, "text"]) == (expected["speaker"], expected["text"])
         assert frame.loc[i, "timestamp"].isoformat() == expected["timestamp"]
+
+
+def test_sigkill_in_a_loop_of_adds_loses_no_acknowledged_turn(tmp_path, encoder, tiny_backbone):
+    path = tmp_path / "m"
+    TemporalMemory.open(path, encoder=encoder, create=True, encoder_spec=tiny_backbone).close()
+    acked = kill_in_a_loop(CHILD.format(root=str(ROOT), tests=str(ROOT / "tests"), path=str(path)), 3)
+    memory = TemporalMemory.open(path, encoder=encoder)
+    frame = memory.table.frame
+    assert_whole(frame, acked)
     reference = TemporalMemory.open(tmp_path / "reference", encoder=encoder, create=True)
     for i in frame.index:
         reference.add(**turn(i))

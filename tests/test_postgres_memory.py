@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 
 import numpy as np
 import psycopg
@@ -23,7 +19,7 @@ from retrieval.memory.postgres.store import PostgresStore
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.dense_index import DenseIndex
 from retrieval.search.sparse_segments import SegmentedBM25
-from tests.test_live_memory import ROOT, answers, turn, turn_text
+from tests.test_live_memory import ROOT, answers, assert_whole, kill_in_a_loop, turn, turn_text
 
 
 @pytest.fixture(scope="module")
@@ -158,27 +154,10 @@ CHILD = textwrap.dedent("""
 def test_sigkill_in_a_loop_of_adds_loses_no_acknowledged_turn(encoder, tiny_backbone, postgres_url):
     TemporalMemory.open("killed", encoder=encoder, create=True, store=postgres_url).close()
     script = CHILD.format(root=str(ROOT), tests=str(ROOT / "tests"), url=postgres_url, backbone=tiny_backbone)
-    rng, acked = random.Random(0), -1
-    for _ in range(2):
-        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-        assert child.stdout.readline().strip() == "ready"
-        for _ in range(rng.randint(3, 12)):
-            line = child.stdout.readline().split()
-            assert line[0] == "ack", line
-            acked = int(line[1])
-        time.sleep(rng.uniform(0, 0.02))
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        acked = max([acked] + [int(w[1]) for w in map(str.split, child.stdout.read().splitlines())
-                               if len(w) == 2 and w[0] == "ack"])
-        child.stdout.close()
+    acked = kill_in_a_loop(script, 2)
     memory = TemporalMemory.open("killed", encoder=encoder, store=postgres_url)  # the killed writer's lock is gone
     frame = memory.table.frame
-    assert len(frame) in (acked + 1, acked + 2)
-    for i in frame.index:
-        expected = turn(i)
-        assert (frame.loc[i, "speaker"], frame.loc[i, "text"]) == (expected["speaker"], expected["text"])
-        assert frame.loc[i, "timestamp"].isoformat() == expected["timestamp"]
+    assert_whole(frame, acked)
     n, lengths = memory.folder.store.statistics()  # the BM25 statistics moved with the rows, in one transaction
     assert n == len(frame) and lengths["text"] > 0
     memory.close()

@@ -137,12 +137,17 @@ class TemporalMemory:
         ``store``: a PostgreSQL URL (``postgresql://user:password@host/db``) puts the memory in that database
         (:mod:`retrieval.memory.postgres`), ``path`` then naming it there; None (the default): the folder ``path``."""
         from retrieval.memory.live_table import MemoryFolder
-        from retrieval.memory.postgres.memory import PostgresMemory, is_database_url
+        from retrieval.memory.postgres.memory import NoSuchMemory, PostgresMemory, is_database_url
 
         if store is not None and not is_database_url(store):
             raise ValueError(f"store {store!r}: a PostgreSQL URL (postgresql://...), or None for a folder")
-        exists = PostgresMemory.exists(store, str(path)) if store else MemoryFolder.exists(path)
-        if create and not exists:
+        if store:  # one connection: open, and only when there is no such memory, create
+            try:
+                return cls.wrap(PostgresMemory.open(store, str(path), encoder), **kwargs)
+            except NoSuchMemory:
+                if not create:
+                    raise
+        if create and (store or not MemoryFolder.exists(path)):
             if encoder is None:
                 from models.dual_encoder import load_encoder
 
@@ -151,8 +156,7 @@ class TemporalMemory:
             folder = PostgresMemory.create(store, str(path), encoder, encoder_spec, tz, gap, turns) if store else \
                 MemoryFolder.create(path, encoder, encoder_spec, tz, gap, turns, fsync)
         else:
-            folder = PostgresMemory.open(store, str(path), encoder) if store else \
-                MemoryFolder.open(path, encoder, fsync)
+            folder = MemoryFolder.open(path, encoder, fsync)
         return cls.wrap(folder, **kwargs)
 
     @classmethod

@@ -23,6 +23,10 @@ from retrieval.memory.store import FORMAT
 from retrieval.search.index_record import recorded_precision
 
 
+class NoSuchMemory(FileNotFoundError):
+    """The database holds no memory of that name."""
+
+
 def is_database_url(store: str | None) -> bool:
     return isinstance(store, str) and store.split("://", 1)[0] in ("postgresql", "postgres")
 
@@ -40,20 +44,12 @@ class PostgresMemory(MemoryFolder):
         self.lock = None
         self.roles = store.roles()
 
-    @staticmethod
-    def exists(url: str, memory_id: str) -> bool:
-        conn = connect(url)
-        try:
-            return PostgresStore.exists(conn, memory_id)
-        finally:
-            conn.close()
-
     @classmethod
     def create(cls, url: str, memory_id: str, encoder, encoder_spec: str | None = None, tz: str | None = None,
                session_gap: timedelta = DEFAULT_SESSION_GAP, turns: bool = True, name: str = "",
                key_hash: str | None = None) -> PostgresMemory:
         """A new, empty memory ``memory_id`` in the database (refused when one is there)."""
-        store = PostgresStore(url, memory_id, encoder.dim)
+        store = PostgresStore(url, memory_id, encoder.dim, new=True)
         try:
             store.create(memory_settings(encoder, encoder_spec, tz, session_gap, turns), name, key_hash)
         finally:
@@ -67,7 +63,7 @@ class PostgresMemory(MemoryFolder):
         try:
             dim = PostgresStore.memory_dim(conn, memory_id)
             if dim is None:
-                raise FileNotFoundError(f"{redact(url)}: no memory {memory_id!r}; create one with create=True")
+                raise NoSuchMemory(f"{redact(url)}: no memory {memory_id!r}; create one with create=True")
             store = PostgresStore(url, memory_id, dim, conn)
             store.lock()
         except BaseException:

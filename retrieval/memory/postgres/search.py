@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from retrieval.memory.postgres.store import PostgresStore
+from retrieval.search.sparse_segments import sorted_positions
 
 APPROXIMATE_FROM = 50_000  # candidate rows from which a dense ranking uses HNSW (exact below: a few ms per 10k rows)
 MAX_RANGES = 16  # a selection in more pieces than this goes to the database as an array of positions
@@ -39,17 +39,6 @@ EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search
 # BM25 scores are ordered at this many decimals, then by position: a sum's last bits depend on the order the
 # database adds its terms in, and the segment index (float32) scores equal documents exactly equal
 TIE_DECIMALS = 5
-
-
-def sorted_positions(subset: Iterable | None, n: int) -> np.ndarray | None:
-    """``subset`` as sorted distinct positions below ``n`` (None: every row)."""
-    if subset is None:
-        return None
-    rows = np.asarray(subset if isinstance(subset, np.ndarray | pd.Index) else list(subset), dtype=np.int64)
-    if len(rows) > 1 and not (rows[1:] > rows[:-1]).all():  # a plan's rows come sorted: only others pay the sort
-        rows = np.sort(rows)
-        rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]  # distinct (np.unique hashes: 0.7 s at 1M)
-    return rows[(rows >= 0) & (rows < n)]
 
 
 def position_filter(rows: np.ndarray | None, column: str = "response_idx") -> tuple[str, list]:

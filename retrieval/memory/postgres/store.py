@@ -68,25 +68,28 @@ def redact(url: str) -> str:
 class PostgresStore:
     """The rows, vectors, postings and settings of memory ``memory_id`` in the database at ``url``."""
 
-    def __init__(self, url: str, memory_id: str, dim: int, conn=None):
+    def __init__(self, url: str, memory_id: str, dim: int, conn=None, new: bool = False):
+        """``new``: the memory is about to be made (the schema is created where missing); else it exists."""
         self.url, self.memory_id, self.dim = url, memory_id, int(dim)
         self.db = conn if conn is not None else connect(url)
-        create_schema(self.db, self.dim)
+        if new:
+            create_schema(self.db, self.dim)
         self.turns = turns_table(self.dim)
         self.tokenize = Tokenizer()
         self.columns: list[tuple[str, str]] | None = None
         stored = self.get_meta("columns")
         if stored is not None:
             self.columns = [tuple(c) for c in stored]
+        # the row count and BM25 lengths, read once: this store is the memory's one writer (its advisory lock), so
+        # it keeps them as its appends commit, and a question's rankings ask the database nothing for them
+        self._statistics = self._read_statistics()
 
     # ---- the memory's row in ctbls_memories -----------------------------------------------------------------
     @staticmethod
     def exists(conn, memory_id: str) -> bool:
-        try:
-            row = conn.execute("SELECT 1 FROM ctbls_memories WHERE memory_id = %s", (memory_id,)).fetchone()
-        except Exception:  # no schema yet: no memory
+        if conn.execute("SELECT to_regclass('ctbls_memories')").fetchone()[0] is None:  # no schema yet: no memory
             return False
-        return row is not None
+        return conn.execute("SELECT 1 FROM ctbls_memories WHERE memory_id = %s", (memory_id,)).fetchone() is not None
 
     @staticmethod
     def memory_dim(conn, memory_id: str) -> int | None:
@@ -138,9 +141,13 @@ class PostgresStore:
 
     def statistics(self) -> tuple[int, dict[str, float]]:
         """Rows stored, and the BM25 length (tokens) of all of them per view."""
+        return self._statistics[0], dict(self._statistics[1])
+
+    def _read_statistics(self) -> tuple[int, dict[str, float]]:
         row = self.db.execute("SELECT n_rows, length_text, length_turn FROM ctbls_memories WHERE memory_id = %s",
                               (self.memory_id,)).fetchone()
-        return int(row[0]), {"text": float(row[1]), "turn": float(row[2])}
+        return (0, {"text": 0.0, "turn": 0.0}) if row is None else (int(row[0]), {"text": float(row[1]),
+                                                                             "turn": float(row[2])})
 
     # ---- rows ---------------------------------------------------------------------------------------------
     def json_columns(self) -> list[str]:
@@ -160,7 +167,8 @@ class PostgresStore:
         (``embeddings``: the "text" view at least) and the texts BM25 indexes per view (``sparse``), in one
         transaction."""
         records = {c: rows[c].tolist() for c in rows.columns} if isinstance(rows, pd.DataFrame) else rows
-        if self.columns is None:
+        first = self.columns is None  # the memory's first rows: their column kinds are recorded with them
+        if first:
             frame = rows if isinstance(rows, pd.DataFrame) else None
             if frame is None:
                 raise ValueError("the memory's first rows come as a frame (their column kinds are read from it)")
@@ -177,15 +185,22 @@ class PostgresStore:
         if "text" not in embeddings or len(embeddings["text"]) != n:
             raise ValueError(f"{n} rows need {n} 'text' embeddings")
         postings = {view: self.tokenize(list(texts)) for view, texts in (sparse or {}).items()}
-        with self.db.transaction():
-            if self.get_meta("columns") is None:
-                self.set_meta("columns", [list(c) for c in self.columns])
-            self._copy_turns(records, roles or {}, embeddings)
-            lengths = {view: self._copy_postings(view, records["response_idx"], tokens)
-                       for view, tokens in postings.items()}
-            self.db.execute("UPDATE ctbls_memories SET n_rows = n_rows + %s, length_text = length_text + %s, "
-                            "length_turn = length_turn + %s WHERE memory_id = %s",
-                            (n, lengths.get("text", 0.0), lengths.get("turn", 0.0), self.memory_id))
+        try:
+            with self.db.transaction():
+                if first:
+                    self.set_meta("columns", [list(c) for c in self.columns])
+                self._copy_turns(records, roles or {}, embeddings)
+                lengths = {view: self._copy_postings(view, records["response_idx"], tokens)
+                           for view, tokens in postings.items()}
+                self.db.execute("UPDATE ctbls_memories SET n_rows = n_rows + %s, length_text = length_text + %s, "
+                                "length_turn = length_turn + %s WHERE memory_id = %s",
+                                (n, lengths.get("text", 0.0), lengths.get("turn", 0.0), self.memory_id))
+        except BaseException:
+            if first:  # nothing was recorded: the next rows make the kinds again
+                self.columns = None
+            raise
+        count, total = self._statistics
+        self._statistics = (count + n, {v: total[v] + lengths.get(v, 0.0) for v in total})
 
     def _copy_turns(self, records: dict[str, list], roles: dict[int, str], embeddings: dict[str, np.ndarray]) -> None:
         extra = [(name, kind) for name, kind in self.columns if name not in NATIVE]
