@@ -31,6 +31,7 @@ from retrieval.data.jsonio import INPUT_ERRORS
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.data.timestamps import zone_name
 from retrieval.memory.postgres.local import database_url
+from retrieval.memory.postgres.store import connect
 from retrieval.memory.temporal_memory import TemporalMemory
 
 logger = logging.getLogger(__name__)
@@ -136,6 +137,8 @@ def run(args: EnginesArguments) -> dict:
     out: dict = {"engines": {}, "zyphra_agreement": {}, "locomo_agreement": {}}
     recorded: dict[str, dict] = {}
     with database_url(args.store) as (url, _), tempfile.TemporaryDirectory(prefix="ctbls-engines-") as scratch:
+        if "postgresql" in args.engines:
+            connect(url).close()  # an unreachable database is said before any engine runs
         for name in args.engines:
             engine = Engine(name, Path(scratch) / name, url)
             try:
@@ -183,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         out = run(args)
-    except (*INPUT_ERRORS, ValueError) as e:
+    except (*INPUT_ERRORS, ValueError, ConnectionError) as e:  # ConnectionError: the --store database
         print(f"error: {e}", file=sys.stderr)
         return 2
     out["command"] = "python -m eval.memory_engines " + " ".join(sys.argv[1:] if argv is None else argv)
