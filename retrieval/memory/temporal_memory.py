@@ -132,10 +132,8 @@ class TemporalMemory:
         ``tz``: its calendar's zone, default UTC; ``precision``: the loaded encoder's, one of
         ``models.dual_encoder.PRECISIONS``, recorded: a reopen loads the encoder in it). Turns are added with
         :meth:`add` / :meth:`add_many`, each one committed when it returns (``fsync``: also through a power cut,
-        about 5 ms more).
-
-        ``store``: a PostgreSQL URL (``postgresql://user:password@host/db``) puts the memory in that database
-        (:mod:`retrieval.memory.postgres`), ``path`` then naming it there; None (the default): the folder ``path``."""
+        about 5 ms more). ``store``: a PostgreSQL URL (``postgresql://user:password@host/db``) puts the memory in
+        that database (:mod:`retrieval.memory.postgres`), ``path`` then naming it there; None: the folder ``path``."""
         from retrieval.memory.live_table import MemoryFolder
         from retrieval.memory.postgres.memory import NoSuchMemory, PostgresMemory, is_database_url
 
@@ -147,16 +145,15 @@ class TemporalMemory:
             except NoSuchMemory:
                 if not create:
                     raise
-        if create and (store or not MemoryFolder.exists(path)):
-            if encoder is None:
-                from models.dual_encoder import load_encoder
+        if not (create and (store or not MemoryFolder.exists(path))):
+            return cls.wrap(MemoryFolder.open(path, encoder, fsync), **kwargs)
+        if encoder is None:
+            from models.dual_encoder import load_encoder
 
-                encoder = load_encoder(encoder_spec, precision)
-            gap = timedelta(minutes=session_gap_minutes)
-            folder = PostgresMemory.create(store, str(path), encoder, encoder_spec, tz, gap, turns) if store else \
-                MemoryFolder.create(path, encoder, encoder_spec, tz, gap, turns, fsync)
-        else:
-            folder = MemoryFolder.open(path, encoder, fsync)
+            encoder = load_encoder(encoder_spec, precision)
+        gap = timedelta(minutes=session_gap_minutes)
+        folder = PostgresMemory.create(store, str(path), encoder, encoder_spec, tz, gap, turns) if store else \
+            MemoryFolder.create(path, encoder, encoder_spec, tz, gap, turns, fsync)
         return cls.wrap(folder, **kwargs)
 
     @classmethod
