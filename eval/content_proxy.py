@@ -61,13 +61,18 @@ class ProxyQuestion:
     prefer: list[int]
 
 
-def collect(memory: TemporalMemory, sample: str, questions) -> list[ProxyQuestion]:
-    """Each question's ranker lists (its planner query, within its evidence days) and speaker-prior rows."""
+SCOPES = ("days", "log")  # ranked within the evidence days (a question naming its day), or the whole log (none)
+
+
+def collect(memory: TemporalMemory, sample: str, questions, scope: str = SCOPES[0]) -> list[ProxyQuestion]:
+    """Each question's ranker lists (its planner query, within its evidence days or, with ``scope`` "log", over
+    the whole conversation as the planner's fallback ranks a question that names no time) and speaker-prior
+    rows."""
     frame = memory.table.frame
     out = []
     for q in questions:
         op = memory.rank_op(q.question)
-        pool = evidence_days(frame, q.evidence)
+        pool = evidence_days(frame, q.evidence) if scope == "days" else frame.index.to_numpy()
         prefer = []
         if "prefer" in op:
             speakers = frame.loc[pool, op["prefer"]["column"]].to_numpy()
@@ -143,17 +148,17 @@ def score_candidate(fusion: str, prior: float | None, mode: str, parts: dict[str
 
 def evaluate(data: str, encoder, dev_samples: Sequence[str], fusions: Sequence[str], categories: Sequence[int],
              k: int, target: float, cache_dir: str | None, priors: Sequence[float] | None = None,
-             cuts: Sequence[str] = CUTS[:1]) -> dict:
-    """Collect every question once, then score each fusion with each prior weight (None: the fusion's default)
-    and each cut."""
+             cuts: Sequence[str] = CUTS[:1], scope: str = SCOPES[0]) -> dict:
+    """Collect every question once (ranked within ``scope``), then score each fusion with each prior weight
+    (None: the fusion's default) and each cut."""
     parts: dict[str, list[ProxyQuestion]] = {"development": [], "held_out": []}
     for sid, part, memory, questions in conversations(data, encoder, dev_samples, categories, cache_dir):
-        parts[part] += collect(memory, sid, questions)
+        parts[part] += collect(memory, sid, questions, scope)
     if not parts["development"]:
         raise DataError(f"{data}: no questions of categories {list(categories)} with evidence in {list(dev_samples)}")
     results = [score_candidate(fusion, prior, mode, parts, k, target)
                for fusion in fusions for prior in (priors or [None]) for mode in cuts]
-    return report_head(data, encoder, dev_samples, categories, k, target) | {"candidates": results}
+    return report_head(data, encoder, dev_samples, categories, k, target) | {"scope": scope, "candidates": results}
 
 
 def conversations(data: str, encoder, dev_samples: Sequence[str], categories: Sequence[int],
@@ -213,10 +218,13 @@ class ContentProxyArguments(ProxyArguments):
     fusions: list[str] = option(list(FUSIONS), "fusions to compare", choices=FUSIONS)
     prior_weights: list[float] | None = option(None, "speaker-prior weights to compare, in shares of one list's top "
         "(default: each fusion's own, retrieval.memory.content_ranking.PRIOR_WEIGHTS)")
+    scope: str = option(SCOPES[0], "rank within the evidence days (a question that names its day) or the whole "
+        "log (the planner's fallback for a question that names no time)", choices=SCOPES)
 
 
 def print_report(report: dict) -> None:
-    print(f"LoCoMo categories {report['categories']}, ranked within their evidence days; margin: the tightest whose "
+    within = "the whole log" if report.get("scope") == "log" else "their evidence days"
+    print(f"LoCoMo categories {report['categories']}, ranked within {within}; margin: the tightest whose "
           f"development recall (single evidence) reaches {100 * report['target_recall']:.0f}%")
     print(f"{'fusion':<8}{'prior':>6}{'cut':>7} {'part':<13}{'n':>5}{'top1/3/10':>18}{'margin':>8}"
           f"{'R / P / F2 at it':>22}{'rows':>6}{'all evidence R / P / F2':>26}")
@@ -237,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_config(ContentProxyArguments, argv, prog="python -m eval.content_proxy", description=__doc__)
     return run_report(args, lambda: evaluate(
         args.locomo, load_encoder(args.encoder), args.dev_samples, args.fusions, args.categories, args.content_k,
-        args.target_recall, args.cache_dir or None, args.prior_weights, args.cuts), print_report)
+        args.target_recall, args.cache_dir or None, args.prior_weights, args.cuts, args.scope), print_report)
 
 
 def run_report(args: ProxyArguments, make: Callable[[], dict], show: Callable[[dict], None]) -> int:

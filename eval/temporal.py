@@ -71,6 +71,8 @@ class TemporalEvalConfig:
     content_margin: float | None = option(PlannerConfig.content_margin, "time+content: keep rows within this share "
         "of the fused scores' spread (best to the last candidate) of the best ('none': all k)", parse=parse_margin)
     fallback_k: int = option(PlannerConfig.fallback_k, "rows kept by the semantic fallback (no time reference)")
+    fallback_margin: float | None = option(PlannerConfig.fallback_margin, "the semantic fallback: keep rows within "
+        "this share of the fused scores' spread of the best ('none': all fallback_k)", parse=parse_margin)
     fusion: str = option("scores", "content fusion: scores (each ranker's scores min-max rescaled, summed) or rrf "
         "(reciprocal rank)", choices=FUSIONS)
     content_cut: str = option(CUTS[0], "time+content: the margin is of the fused scores' spread to the last "
@@ -284,7 +286,7 @@ def evaluate(config: TemporalEvalConfig, encoder=None, wrap=None) -> dict:
     questions = read_questions(config.questions_dir or config.data_dir, set(logs))
     encoder = encoder or load_encoder(config.encoder)
     planner = RulePlanner(PlannerConfig(content_k=config.content_k, content_margin=config.content_margin,
-                                        fallback_k=config.fallback_k))
+                                        fallback_k=config.fallback_k, fallback_margin=config.fallback_margin))
     board, latencies, memories = Scoreboard(), defaultdict(list), {}
     for log in logs:
         utterances = read_zyphra_log(paths[log])

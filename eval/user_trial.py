@@ -6,7 +6,9 @@ then ``ask``), and scored.
     python -m eval.user_trial --chat MY_CHAT.jsonl --questions MY_QUESTIONS.jsonl --output runs/trial.json
 
 The chat is JSONL (``{"id", "speaker", "text", "timestamp"}`` a line, sessions by the 30-minute gap rule); each
-question is ``{"id", "question", "now", "history", "key", "note"}``. A key is one of:
+question is ``{"id", "question", "now", "history", "key", "note"}``. A question with a history is asked as a chat
+with the memory asks it (:mod:`retrieval.memory.follow_ups`): the history's questions first, then the question after
+them and what their answers named, when it refers back. A key is one of:
 
 - ``{"expect": "date", "start": D, "end": D}``: a when-question; the days of the event (inclusive);
 - ``{"expect": "length", "days": N}``: a "how long between" question;
@@ -34,7 +36,7 @@ import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from eval.time_answers import GoldTime, score
@@ -43,6 +45,7 @@ from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl
+from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.live import import_log
 from retrieval.memory.temporal_memory import TemporalMemory
 
@@ -119,11 +122,22 @@ def open_engine(engine: str, chat: str, encoder, scratch: Path) -> TemporalMemor
     return memory
 
 
+def ask_after_history(memory: TemporalMemory, q: dict):
+    """Ask ``q`` as a chat with the memory would (:mod:`retrieval.memory.follow_ups`): its history's questions
+    first, each read after the ones before it, then ``q`` after them and what their answers named."""
+    now = q.get("now")
+    read_now = datetime.fromisoformat(now) if now else datetime.now(timezone.utc)  # for "does it refer back"
+    follow_ups = FollowUps()
+    for earlier in q.get("history") or []:
+        follow_ups.record(earlier, memory.ask(earlier, history=follow_ups.before(earlier, read_now) or None, now=now))
+    return memory.ask(q["question"], history=follow_ups.before(q["question"], read_now) or None, now=now)
+
+
 def ask_all(memory: TemporalMemory, questions: list[dict], positions: dict[str, int]) -> list[dict]:
     out = []
     for q in questions:
         try:
-            result = memory.ask(q["question"], history=q.get("history") or None, now=q.get("now"))
+            result = ask_after_history(memory, q)
         except ValueError as e:  # refused: said so
             out.append({"id": q.get("id"), "verdict": "wrong", "silent": False, "refused": str(e)})
             continue

@@ -105,3 +105,15 @@ def test_prior_weights_are_candidates(tmp_path, tiny_backbone):
     assert [(c["fusion"], c["prior"], c["cut"]) for c in report["candidates"]] == [
         (f, p, c) for f in ("scores", "rrf") for p in (0.0, 2.0) for c in ("spread", "top")]
     assert all(c["development"]["n_all"] == 4 for c in report["candidates"])  # with category 5
+
+
+def test_the_log_scope_ranks_every_row_of_the_conversation(tmp_path, tiny_backbone):
+    from models.dual_encoder import DualEncoder
+
+    encoder = DualEncoder.from_backbone(tiny_backbone)
+    days, log = (content_proxy.evaluate(str(locomo_file(tmp_path)), encoder, ["conv-a"], ["scores"], [1, 3, 4], 10,
+                                        0.9, None, scope=scope) for scope in ("days", "log"))
+    assert log["scope"] == "log"
+    rows = {name: r["candidates"][0]["development"]["grid_single"][1.0]["rows"] for name, r in (("days", days),
+                                                                                                 ("log", log))}
+    assert rows["log"] > rows["days"]  # the whole conversation, not the evidence's day

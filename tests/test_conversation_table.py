@@ -196,6 +196,8 @@ def test_calendar_days_are_the_logs_own_days(tmp_path, tiny_encoder):
     assert on_18.to_dict()["plan"]["zone"] == "UTC+01:00"
     on_17 = memory.ask("What did we discuss on March 17?")  # no row that day: only the days-beside fallback
     assert any("option 2 used, the earlier ones left no rows" in t for t in on_17.execution.trace)
+    # ... said first, with the days it kept instead
+    assert on_17.warnings == ["no rows in the period read first: kept the rows of 2024-03-16, 2024-03-18 instead"]
     assert memory.table.frame.loc[0, "date"] == "2024-03-18"
     # an explicit tz wins: in UTC the first two rows are on the 17th
     utc = TemporalMemory.from_file(tmp_path / "chat.jsonl", encoder=tiny_encoder, tz="UTC")

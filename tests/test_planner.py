@@ -291,11 +291,41 @@ def test_the_topic_decision_reads_the_questions_structure(question, topic):
     assert (content_query(norm, exprs, ["Ann", "Bob"]) is not None) == topic
 
 
-def test_an_unreadable_time_phrase_is_named_and_falls_back_to_the_whole_log(frame):
-    plan, execution = run(frame, "What did we discuss on October 13th and the weekend after?")
-    assert any("unreadable time phrase 'the weekend after'" in n for n in plan.notes)
+def test_an_unreadable_time_phrase_alone_is_named_and_falls_back_to_the_whole_log(frame):
+    plan, execution = run(frame, "What did we discuss a few weeks back?")
+    assert plan.notes[0].startswith("unreadable time phrase 'a few weeks back'")
+    assert "searched the whole log" in plan.notes[0]
     assert [op["op"] for op in plan.ops] == ["filter", "rank"]  # no guessed range
-    assert len(execution.rows) == 10
+    assert plan.ops[-1]["k"] == 10 and "margin" not in plan.ops[-1] and len(execution.rows) == 10
+
+
+def test_a_readable_time_phrase_is_kept_beside_an_unreadable_one(frame):
+    plan, execution = run(frame, "What did we discuss on October 13th, a few weeks back?")
+    assert plan.notes[0].startswith("unreadable time phrase 'a few weeks back'")
+    assert "searched by 'on october 13th' without it" in plan.notes[0]
+    assert set(execution.rows["date"]) == {"2023-10-13"}
+
+
+def test_the_day_after_a_named_day_is_counted_from_it():
+    exprs = TimeResolver(datetime(2023, 12, 1, tzinfo=UTC)).resolve(
+        "What did we discuss on Friday October 13th and the weekend after?")
+    weekend = exprs[-1]
+    assert weekend.kind == "narrative" and "counted from" in weekend.note
+    assert [(a.date().isoformat(), b.date().isoformat()) for a, b in weekend.intervals] == [("2023-10-14",
+                                                                                             "2023-10-16")]
+    month = TimeResolver(datetime(2023, 12, 1, tzinfo=UTC)).resolve("in May and the month before")[-1]
+    assert [(a.date().isoformat(), b.date().isoformat()) for a, b in month.intervals] == [("2023-04-01",
+                                                                                           "2023-05-01")]
+    later = TimeResolver(datetime(2023, 10, 13, 12, tzinfo=UTC)).resolve("on October 13th and the weekend after")[-1]
+    assert later.intervals is None and later.unresolved.endswith("lies after now")
+
+
+@pytest.mark.parametrize("question", ["What do we do every couple of months?", "What did we plan once a week?",
+                                      "Who hosts every other weekend?"])
+def test_a_frequency_says_how_often_not_when(question):
+    plan = RulePlanner().plan(question, datetime(2023, 12, 1, tzinfo=UTC), ["Ann", "Bob"])
+    assert not any(n.startswith("unreadable") for n in plan.notes)
+    assert any("says how often, not when" in n for n in plan.notes)
 
 
 @pytest.mark.parametrize("follow_up, expected, speakers", [

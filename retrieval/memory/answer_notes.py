@@ -6,12 +6,14 @@ for "nothing on that day" when the days searched were not the ones meant (a memo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import pandas as pd
 
+from retrieval.memory.table_ops import FALLBACK_NOTE, day_span
+
 # The notes that say part of a question was not read, or that nothing was found: an answer shows them first.
-WARNINGS = ("unreadable time phrase", "not read as English", "no rows:")
+WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE)
 
 
 def warnings(notes: Sequence[str]) -> list[str]:
@@ -22,11 +24,7 @@ def warnings(notes: Sequence[str]) -> list[str]:
 def empty_note(expressions: Sequence[dict], frame: pd.DataFrame, now: datetime) -> str:
     """What an answer with no rows searched, and the span the memory holds: said first, so that "nothing" is
     never mistaken for "nothing on that day" when the days searched were not the ones meant."""
-    spans = []
-    for e in expressions:
-        for a, b in e.get("intervals", []):  # [start, end): the last day is the one before the end
-            first_day, last_day = a[:10], (datetime.fromisoformat(b) - timedelta(microseconds=1)).date().isoformat()
-            spans.append(first_day if first_day == last_day else f"{first_day} to {last_day}")
+    spans = [day_span(a, b) for e in expressions for a, b in e.get("intervals", [])]
     searched = f"searched {'; '.join(spans)}" if spans else "searched the whole memory"
     first, last = frame["timestamp"].iloc[0], frame["timestamp"].iloc[-1]
     return (f"no rows: {searched} (reading 'now' as {now.isoformat(timespec='minutes')}); the memory holds "

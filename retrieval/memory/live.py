@@ -38,9 +38,9 @@ from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.timestamps import ZONE_SOURCES, zone_name
+from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.live_table import MemoryFolder
 from retrieval.memory.memory_answer import answer_messages
-from retrieval.memory.query_rewrite import refers_back
 from retrieval.memory.result_print import print_result
 from retrieval.memory.snapshot import newest_readable
 from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult
@@ -175,7 +175,6 @@ def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, m
     return reply.text.strip(), result
 
 
-HISTORY_TURNS = 4  # earlier questions and dates a chat question is read after
 
 
 def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "user", backend=None,
@@ -184,7 +183,7 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
     before that?", "what else did we say that day?") is read after the earlier questions and the dates they were
     answered with; any other stands on its own."""
     recorded = 0
-    history: list[str] = []
+    follow_ups = FollowUps()
     print(f"memory: {memory.folder.path} ({len(memory.table):,} turns, calendar {memory.table.zone.name}). Type; a "
           "line ending in '?' is also asked, with now the wall clock; /ask QUESTION asks only; /quit leaves.",
           file=out)
@@ -199,11 +198,9 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
         reply = None
         if question:
             try:
-                earlier = history if refers_back(question, now) else ()  # a new question stands on its own
+                earlier = follow_ups.before(question, now)  # a new question stands on its own
                 reply, result = answer_line(memory, question, now, backend, max_rows, out, earlier, include_asked)
-                history += [question] + ([f"on {result.answer.answer}"] if result.answer and result.answer.answer
-                                         else [])
-                history = history[-HISTORY_TURNS:]
+                follow_ups.record(question, result)
             except ValueError as e:
                 print(f"(cannot answer: {e})", file=out)
         if line.startswith("/ask"):

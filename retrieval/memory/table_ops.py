@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -216,6 +217,28 @@ def _apply_filter(frame: pd.DataFrame, pos: np.ndarray, op: dict, trace: list[st
     return _nth(frame, pos, op, trace)
 
 
+def day_span(start: str, end: str) -> str:
+    """The calendar days of an ISO [start, end) range, as "2023-05-08" or "2023-05-08 to 2023-05-14"."""
+    first, last = start[:10], (datetime.fromisoformat(end) - timedelta(microseconds=1)).date().isoformat()
+    return first if first >= last else f"{first} to {last}"
+
+
+FALLBACK_NOTE = "no rows in the period read first"  # an answer says this first (answer_notes.WARNINGS)
+
+
+def describe_option(option: Sequence[dict]) -> str:
+    """A reading tried after the first, in words: its days, else its filters."""
+    parts = []
+    for op in option:
+        if op["op"] == "between" and op["column"] == "timestamp":
+            parts.append("the rows of " + ", ".join(day_span(a, b) for a, b in op["ranges"]))
+        elif op["op"] == "filter" and op["column"] == "weekday":
+            parts.append(f"the latest {op['value']} in the memory")
+        elif op["op"] == "widen":
+            parts.append(f"their whole {op['group']}s")
+    return " with ".join(parts) or "the next reading"
+
+
 def _first_nonempty(frame: pd.DataFrame, before: np.ndarray, op: dict, trace: list[str]) -> np.ndarray:
     for i, option in enumerate(op["options"]):
         pos = before
@@ -225,6 +248,7 @@ def _first_nonempty(frame: pd.DataFrame, before: np.ndarray, op: dict, trace: li
         if len(pos):
             if i:
                 trace.append(f"first_nonempty: option {i + 1} used, the earlier ones left no rows")
+                trace.append(f"{FALLBACK_NOTE}: kept {describe_option(option)} instead")
             return pos
     trace.append(f"first_nonempty: none of the {len(op['options'])} options kept any rows")
     return pos

@@ -71,7 +71,7 @@ class TemporalResult:
     @property
     def warnings(self) -> list[str]:
         """What the answer says first: words of the question not read, or nothing found (and where it looked)."""
-        return warnings(self.plan.notes)
+        return warnings(self.plan.notes + self.execution.trace)
 
     def to_dict(self, max_text: int | None = None) -> dict:
         rows = [{"response_idx": int(i), "session": int(r["session"]), "timestamp": r["timestamp"].isoformat(),

@@ -122,6 +122,7 @@ class TimeResolver:
 
 _DATED_SESSION = re.compile(r"^(?:the|our)\s+(?:1|ones?|sessions?|discussions?|conversations?|chats?|talks?|meetings?)"
                             r"\s+(?=on\b|of\b)")
+_FREQUENCY = re.compile(r"\b(?:every|each|once|twice|\d+\s+times)\s+(?:(?:a|an|per|other|single)\s+)?$")
 _PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout|around|roughly|approximately|circa|"
                           r"sometime\s+in|some\s+time\s+in)\s+$")
 
@@ -143,6 +144,15 @@ def expressions(text: str, context: Context) -> list[TimeExpression]:
                                                              e.text):
             e.span = (prep.start(), e.span[1])
             e.text = norm[e.span[0]:e.span[1]]
+    for i, e in enumerate(found):  # "on October 13th and the weekend after": counted from the time just before
+        anchor = next((a for a in reversed(found[:i]) if a.intervals), None)
+        if anchor is not None and e.intervals is None and NARRATIVE_DAYS.match(e.text):
+            period = narrative_period(e.text, anchor.intervals)
+            if period[0] > context.reference:
+                e.unresolved = f"{e.text!r} (counted from {anchor.text!r}) lies after now"
+                continue
+            e.intervals, e.kind, e.unresolved = [period], "narrative", None
+            e.note = f"{e.text!r} counted from {anchor.text!r}"
     taken = [False] * len(norm)
     for e in found:
         taken[e.span[0]:e.span[1]] = [True] * (e.span[1] - e.span[0])
@@ -150,7 +160,39 @@ def expressions(text: str, context: Context) -> list[TimeExpression]:
         if not any(taken[m.start():m.end()]):
             found.append(TimeExpression(m.group(0), m.span(), "unresolved",
                                         unresolved=f"no rule resolves the time word {m.group(0)!r}"))
+    for e in found:  # "every couple of months", "once a week": how often, not when
+        if e.kind == "unresolved" and _FREQUENCY.search(norm, 0, e.span[0]):
+            e.kind, e.unresolved = "frequency", f"{e.text!r} says how often, not when"
     return sorted(found, key=lambda x: x.span)
+
+
+def narrative_period(text: str, anchor: list[tuple[datetime, datetime]]) -> tuple[datetime, datetime]:
+    """The period of a :data:`NARRATIVE_DAYS` phrase counted from an anchor's [start, end): the day, the
+    Monday-to-Sunday week, the Saturday-Sunday weekend, the calendar month after its end or before its start."""
+    start, end = min(a for a, _ in anchor), max(b for _, b in anchor)
+    unit = re.search(r"day|weekend|week|month|year", text).group(0)
+    after = "before" not in text
+    edge = end if after else start
+    day = datetime.combine((edge if after else edge - timedelta(microseconds=1)).date(), datetime.min.time(),
+                           tzinfo=edge.tzinfo)
+    if unit == "day":
+        return day, day + timedelta(days=1)
+    if unit in ("week", "weekend"):
+        first = 0 if unit == "week" else 5  # Monday, Saturday
+        shift = (first - day.weekday()) % 7 if after else -((day.weekday() - first) % 7)
+        begin = day + timedelta(days=shift)
+        if not after and unit == "week":
+            begin -= timedelta(days=7)
+        return begin, begin + timedelta(days=7 if unit == "week" else 2)
+    if unit == "month":
+        first = day.replace(day=1)
+        if after and first < day:
+            first = (first + timedelta(days=32)).replace(day=1)
+        begin = first if after else (start.replace(day=1) - timedelta(days=1)).replace(day=1, hour=0, minute=0,
+                                                                                        second=0, microsecond=0)
+        return begin, (begin + timedelta(days=32)).replace(day=1)
+    year = (day.year if (day.month, day.day) == (1, 1) else day.year + 1) if after else day.year - 1
+    return day.replace(year=year, month=1, day=1), day.replace(year=year + 1, month=1, day=1)
 
 
 def _day(now: datetime, d) -> tuple[datetime, datetime]:
