@@ -185,3 +185,15 @@ def test_timeless_texts_are_remembered_and_timed_ones_are_not():
 def test_plans_read_forward_and_stories_back(text, expected):
     """The utterance's own tense picks the side a year-less date or weekday falls on."""
     assert reading(text, datetime(2025, 4, 3, 18, tzinfo=ZoneInfo("Europe/London"))) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The project is due by the end of the month.", ("2023-06-30", "day")),
+    ("You have until Friday to send it.", ("2023-06-16", "day")),
+    ("Rent is due by July 3rd.", ("2023-07-03", "day")),
+    ("It must be finished by next week.", ("2023-06-19", "week")),
+])
+def test_a_deadline_is_dated_by_its_last_day_not_everything_before_it(text, expected):
+    e = read_event_time(text, WED).time
+    assert (e.start.date().isoformat(), e.granularity, e.kind) == (*expected, "deadline") and "deadline" in e.note
+    assert read_event_time("It has to be in before Friday.", WED).time.kind == "bound"  # before: any day until then

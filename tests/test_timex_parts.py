@@ -230,3 +230,14 @@ def test_a_naive_reference_or_an_unknown_lean_is_refused():
         resolve_phrase("tomorrow", datetime(2019, 1, 1))
     with pytest.raises(ValueError, match="lean"):
         Context(datetime(2019, 1, 1, tzinfo=UTC), lean="soon")
+
+
+@pytest.mark.parametrize("text, read_as", [
+    ("When's Leo's last day at Kessler?", []),  # someone's event, found in the conversation
+    ("It was our last night in Lisbon.", []),
+    ("Her first week at the clinic went well.", []),
+    ("What did we discuss last week?", ["last week"]),  # no possessive: a period
+    ("What did we say on the last day of April?", ["the last day of april"]),
+])
+def test_an_ordinal_unit_after_a_possessive_is_an_event_not_a_period(text, read_as):
+    assert [m.text for m in read(text, Context(SATURDAY, conventions=QUESTION)).mentions] == read_as

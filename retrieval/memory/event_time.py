@@ -152,6 +152,8 @@ def _event(m: Mention, norm: str, said: datetime) -> EventTime | str | None:
     if grain == "day" and end - start < timedelta(days=1):  # a time of the day dates the day
         start = start.replace(hour=0, minute=0, second=0, microsecond=0)
         end = start + timedelta(days=1)
+    if isinstance(v, V.Bound) and v.prep in ("by", "until") and V.grain_of(v.base) in ("day", "week", "month"):
+        return _deadline(m, v, end, said)
     if isinstance(v, V.Bound) and v.prep == "since" and grain == "span":
         base = _granularity(v.base, m)
         years = said.year - start.year
@@ -159,6 +161,18 @@ def _event(m: Mention, norm: str, said: datetime) -> EventTime | str | None:
             return EventTime(start, start.replace(year=start.year + 1), "year", m.text, "duration",
                              (years, years, "year"))
     return EventTime(start, end, grain, m.text, kind)
+
+
+def _deadline(m: Mention, v: V.Bound, end: datetime, said: datetime) -> EventTime:
+    """"Due by Friday", "you have until the 30th": what is dated is the deadline, the bound's last day, week or
+    month (the last day of "the end of the month"), not everything before it."""
+    unit = "day" if isinstance(v.base, V.Part) and v.base.part == "end" else V.grain_of(v.base)
+    last = end - timedelta(microseconds=1)
+    if unit == "month":
+        start = last.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    else:
+        start = (end - timedelta(days=1 if unit == "day" else 7)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return EventTime(start, end, unit, m.text, "deadline", note=f"{m.text!r}: a deadline, dated by its last {unit}")
 
 
 def _granularity(v: V.Time, m: Mention) -> str:

@@ -130,6 +130,14 @@ class Reading:
 
 
 MENTION_TYPES = (Time, Duration, SessionRef, Anaphor, Vague)
+# "Leo's last day at Kessler", "our last day in Lisbon", "her first week": after a possessive, an ordinal of a unit
+# names someone's event (found in the conversation), not a period counted from now
+_POSSESSIVE = re.compile(r"(?:\b(?:my|his|her|our|their|your|its)|\w's|s')\s+$")
+_EVENT_ORDINAL = re.compile(r"(?:last|first|final|next)\s+(?:day|night|week|weekend|month|year)s?$")
+
+
+def _possessed(norm: str, node: Node) -> bool:
+    return bool(_EVENT_ORDINAL.match(norm[node.start:node.end]) and _POSSESSIVE.search(norm, 0, node.start))
 
 
 def _mentionable(node: Node, whole: tuple[int, int] | None) -> bool:
@@ -165,7 +173,7 @@ def read(text: str, context: Context, phrase: bool = False) -> Reading:
         stripped = norm.strip(" ,.;:!?")
         at = norm.find(stripped)
         whole = (at, at + len(stripped))
-    chosen = best_cover(nodes, lambda n: _mentionable(n, whole))
+    chosen = best_cover(nodes, lambda n: _mentionable(n, whole) and not _possessed(norm, n))
     tz = context.reference.tzinfo
     reference = context.reference.replace(tzinfo=None) if tz is not None else context.reference
     sentence = normalise(context.sentence) if context.sentence else norm
