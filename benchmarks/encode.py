@@ -19,6 +19,7 @@ fp32 one for the same text.
 
 from __future__ import annotations
 
+import importlib.util
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,6 +81,21 @@ class EncodeArguments(RunArguments):
     repeats: int = option(3, "interleaved rounds")
 
 
+def onnx_encoder(max_length: int, threads: int | None) -> OnnxEncoder | str:
+    """The packaged MiniLM exported and run under ONNX Runtime, or why it cannot be (the ``onnx`` extra missing, or
+    the export failing)."""
+    from models.packaged import default_encoder_path
+
+    missing = [m for m in ("onnx", "onnxruntime") if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"needs {' and '.join(missing)}, not installed (pip install -e '.[onnx]')"
+    try:
+        return OnnxEncoder(export_onnx(default_encoder_path(), Path(bench_cache_dir()) / "onnx-minilm"),
+                           default_encoder_path(), max_length, threads)
+    except (ImportError, RuntimeError) as e:
+        return f"the ONNX export or session failed: {e}"
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_config(EncodeArguments, argv, prog="python -m benchmarks.encode", description=__doc__)
 
@@ -118,12 +134,14 @@ def main(argv: Sequence[str] | None = None) -> dict:
         st_bf16.max_seq_length = args.max_length
         methods["sentence_transformers_bf16"] = run("sentence_transformers_bf16", lambda: st_bf16.encode(
             texts, batch_size=args.batch_size, normalize_embeddings=True, convert_to_numpy=True))
-    try:
-        onnx = OnnxEncoder(export_onnx(default_encoder_path(), Path(bench_cache_dir()) / "onnx-minilm"),
-                           default_encoder_path(), args.max_length, args.threads)
+    skipped = {} if cpu_has_bf16() else {"bf16 rows": "this CPU has no bf16 instructions"}
+    onnx = onnx_encoder(args.max_length, args.threads)
+    if isinstance(onnx, str):  # a missing optional piece: the row is left out, with its reason
+        skipped["onnxruntime_fp32"] = onnx
+    else:
         methods["onnxruntime_fp32"] = run("onnxruntime_fp32", lambda: onnx.encode(texts, args.batch_size))
-    except ImportError as e:  # the onnx extra is not installed: the row is left out, saying why
-        print(f"no ONNX Runtime row: {e} (pip install -e '.[onnx]')")
+    for name, why in skipped.items():
+        print(f"skipped {name}: {why}")
     st_onnx = st_onnx_backend()
     for fn in methods.values():  # warm-up, every method
         fn()
@@ -146,8 +164,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print(f"fastest: {fastest['method']} ({fastest['texts_per_s']} texts/s); ours at best {ours_best['method']} "
           f"({ours_best['texts_per_s']} texts/s, {ours_best['texts_per_s'] / fastest['texts_per_s']:.2f}x of it)")
     report = {"command": command_line("benchmarks.encode", argv), "machine": machine(), "threads": args.threads,
-              "st_onnx_backend": st_onnx, "fastest": fastest["method"], "ours_best": ours_best["method"],
-              "texts": len(texts),
+              "st_onnx_backend": st_onnx, "skipped": skipped, "fastest": fastest["method"],
+              "ours_best": ours_best["method"], "texts": len(texts),
               "mean_chars": round(float(np.mean([len(t) for t in texts])), 1), "batch_size": args.batch_size,
               "max_length": args.max_length, "repeats": args.repeats, "seconds": times, "results": rows,
               "table": table, "load_average_end": load_average()}

@@ -88,3 +88,14 @@ def test_synthetic_log_arrives_in_time_order_and_fills_a_living_memory(tmp_path,
     np.testing.assert_allclose(memory.table.index.index.reconstruct(7), emb[7], rtol=1e-6)
     appended = measure_appends(memory, ["hello there"], 4)
     assert len(memory.table) == 64 and appended["append_median_ms"] > 0 and appended["append_fsync_median_ms"] > 0
+
+
+def test_a_missing_optional_piece_is_a_skipped_row_with_its_reason(monkeypatch):
+    import importlib.util
+
+    from benchmarks import encode
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
+    why = encode.onnx_encoder(32, 1)
+    assert isinstance(why, str) and "needs onnx" in why and ".[onnx]" in why
