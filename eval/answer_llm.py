@@ -4,12 +4,12 @@ can score it beside the extractive selector; ROUGE of the answer text against th
 
 The prompt is the cTBLS response prompt (retrieval/ctbls/pipeline.py: ``response_messages``) with the earlier
 questions and their *reference* answers as history, as eval.response does; the knowledge is the top-k cells'
-text as the tracker wrote them; generation is greedy and cached (eval.response's ``generate_all``).
+text as the tracker wrote them; generation is greedy and cached (:func:`eval.generation.generate_all`).
 """
 
 from __future__ import annotations
 
-from eval.response import generate_all, rouge_scores
+from eval.generation import generate_all, rouge_scores
 from retrieval.ctbls.answer_sets import cells_named
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, response_messages
 from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PROMPT

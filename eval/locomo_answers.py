@@ -33,7 +33,7 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from eval.response import generate_all
+from eval.generation import generate_all
 from eval.time_answers import GoldTime, parse_time_answer, score
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json

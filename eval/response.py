@@ -37,7 +37,6 @@ finishes and reports how many failed per setting.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import sys
@@ -45,12 +44,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-import numpy as np
-from rouge_score import rouge_scorer
-
 from eval.fine_stage import SpanStage, choose_spans, exact_match, training_examples
+from eval.generation import ROUGE_TYPES, generate_all, rouge_scores
 from eval.plots import response_chart, write_chart
 from eval.report import run_cli, write_json
+from eval.response_sqa import main_sqa
 from retrieval.atomic import write_text
 from retrieval.config import option, parse_config, write_config
 from retrieval.ctbls.pipeline import DEFAULT_MAX_NEW_TOKENS, response_messages
@@ -62,12 +60,11 @@ from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
 from retrieval.data.paths import DATA_DIR, default_cache_dir
 from retrieval.data.types import Conversation, Table
-from retrieval.llm import GenerationResult, LLMBackend, load_backend
+from retrieval.llm import LLMBackend, load_backend
 from retrieval.search.bm25 import BM25Retriever
 
 DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 TABLE_SETTINGS = ("bm25", "dtr", "gold")
-ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 logger = logging.getLogger(__name__)
 
 
@@ -77,24 +74,6 @@ def setting_names(fine_stages: Sequence[str] = ("free", "extractive"),
     names = (["none"] + [f"top{k}/{t}" for k in (1, 3) for t in table_settings]) if "free" in fine_stages else []
     return names + [f"{stage}/{t}" for stage in ("spans", "extractive") if stage in fine_stages
                     for t in table_settings]
-
-
-@functools.cache
-def _scorer() -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
-
-
-def rouge_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Mean ROUGE-1/2/L precision, recall and F1 (keys like ``rouge1_p``) of predictions against references."""
-    scorer = _scorer()
-    sums = {f"{r}_{m}": [] for r in ROUGE_TYPES for m in "prf"}
-    for pred, ref in zip(predictions, references, strict=True):
-        scores = scorer.score(ref, pred)
-        for r in ROUGE_TYPES:
-            sums[f"{r}_p"].append(scores[r].precision)
-            sums[f"{r}_r"].append(scores[r].recall)
-            sums[f"{r}_f"].append(scores[r].fmeasure)
-    return {k: float(np.mean(v)) if v else 0.0 for k, v in sums.items()}
 
 
 def choose_tables(conversations: Sequence[Conversation], tables: Mapping[str, Table], pool: Sequence[str],
@@ -109,31 +88,6 @@ def choose_tables(conversations: Sequence[Conversation], tables: Mapping[str, Ta
               for name, hits in found.items()}
     chosen["gold"] = {c.conv_id: c.table_id for c in conversations}
     return chosen
-
-
-def generate_all(llm: LLMBackend, prompts: Sequence[list[dict]], *, max_new_tokens: int, temperature: float,
-                 chunk: int = 16) -> list[GenerationResult]:
-    """Answers to ``prompts``, each distinct prompt generated once, in chunks so progress (and the cache) advance.
-
-    A backend that raises is recorded as a failure of that chunk, never lost to the run.
-    """
-    keys = [json.dumps(p, sort_keys=True) for p in prompts]
-    unique = sorted(dict.fromkeys(keys), key=len)  # similar lengths together pad less
-    results: dict[str, GenerationResult] = {}
-    started = time.perf_counter()
-    for start in range(0, len(unique), chunk):
-        part = unique[start:start + chunk]
-        try:
-            answers = llm.generate([json.loads(k) for k in part], max_new_tokens=max_new_tokens,
-                                   temperature=temperature)
-        except Exception as exc:  # a backend bug must not lose the run: record it per prompt
-            answers = [GenerationResult("", False, f"{type(exc).__name__}: {exc}", 0.0, getattr(llm, "name", "?"),
-                                        getattr(llm, "identity", "?")) for _ in part]
-        results.update(zip(part, answers))
-        done = start + len(part)
-        logger.info("generated %d/%d distinct prompts (%.0f s, %d failed so far)", done, len(unique),
-                    time.perf_counter() - started, sum(not r.ok for r in results.values()))
-    return [results[k] for k in keys]
 
 
 def _value(tables: Mapping[str, Table], cell_id: tuple[str, int, int]) -> str:
@@ -339,10 +293,7 @@ def main(argv: list[str] | None = None) -> dict:
     a = parse_config(ResponseEvalArguments, argv, prog="python -m eval.response", description=__doc__)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if a.dataset == "sqa":
-        from eval.response_sqa import main_sqa  # not imported for OTT-QA: it imports this module
-
         return main_sqa(a)
-
     tables = load_tables(a.tables)
     passages = load_passages(a.passages) if a.passages else {}
     report = BenchmarkReport()

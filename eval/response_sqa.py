@@ -25,7 +25,7 @@ from dataclasses import replace
 from eval.answer_accuracy import PUBLISHED, accuracy, cell_texts, choose_rule, rank_turns
 from eval.answer_llm import llm_answers
 from eval.fine_stage import SpanStage, choose_spans, exact_match, training_examples
-from eval.response import rouge_scores
+from eval.generation import rouge_scores
 from retrieval.ctbls.span_choice import choose_cells, span_cells
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.data.conversation_sets import ConversationSet, load_conversation_set, selection_split

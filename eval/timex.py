@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from eval.plots import Panel, grouped_bars, write_chart
 from eval.report import print_table
-from eval.timex_scoring import CaseScore, Interval, named_end_applies, score_prediction, summarise
+from eval.timex_scoring import CaseScore, Interval, TimexCase, score_prediction, summarise
 from eval.timex_systems import SYSTEMS, Unavailable
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
@@ -39,32 +39,8 @@ from retrieval.data.paths import DATA_DIR
 TIMEX_DIR = DATA_DIR / "timex"
 DEFAULT_FILES = [str(TIMEX_DIR / f) for f in ("recognizers.jsonl", "recognizers_ambiguous.jsonl", "timebank.jsonl")]
 REQUIRED = ("id", "text", "reference", "expected_start", "expected_end", "grain", "category")
-NO_SUCH_DAY_YEAR = 1  # "Feb 30" is written 0001-01-01: there is no such day
 CHART_MIN_CASES = 20  # a category gets its own group of bars from this many cases
 SLOW_CASE_SECONDS = 1.0
-
-
-@dataclass(frozen=True)
-class TimexCase:
-    """One phrase to resolve: ``expected`` holds every accepted ``[start, end)`` (tz-aware); ``file`` is the name
-    of the data file it came from (its stem)."""
-
-    id: str
-    text: str
-    sentence: str | None
-    reference: datetime
-    expected: tuple[Interval, ...]
-    grain: str
-    category: str
-    file: str
-
-    @property
-    def no_such_day(self) -> bool:
-        return self.expected[0][0].year == NO_SUCH_DAY_YEAR
-
-    @property
-    def named_end(self) -> bool:
-        return named_end_applies(self.id, self.grain)
 
 
 def _time(text: object, field: str) -> datetime:

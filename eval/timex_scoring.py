@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 Interval = tuple[datetime, datetime]  # [start, end), tz-aware
+NO_SUCH_DAY_YEAR = 1  # "Feb 30" is written 0001-01-01: there is no such day
 
 CLOCK_GRAINS = ("hour", "minute", "second")
 
@@ -115,3 +116,26 @@ def summarise(scores: Sequence[CaseScore]) -> dict:
     return {"n": n, "strict": _percent(strict, n), "lenient": _percent(lenient, n), "coverage": _percent(covered, n),
             "precision": _percent(strict, covered), "strict_hits": strict, "lenient_hits": lenient,
             "covered": covered, "named_end_hits": sum(s.named_end for s in scores)}
+
+
+@dataclass(frozen=True)
+class TimexCase:
+    """One phrase to resolve: ``expected`` holds every accepted ``[start, end)`` (tz-aware); ``file`` is the name
+    of the data file it came from (its stem)."""
+
+    id: str
+    text: str
+    sentence: str | None
+    reference: datetime
+    expected: tuple[Interval, ...]
+    grain: str
+    category: str
+    file: str
+
+    @property
+    def no_such_day(self) -> bool:
+        return self.expected[0][0].year == NO_SUCH_DAY_YEAR
+
+    @property
+    def named_end(self) -> bool:
+        return named_end_applies(self.id, self.grain)

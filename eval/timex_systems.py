@@ -33,14 +33,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
-from typing import TYPE_CHECKING
 
-from eval.timex_scoring import Interval, add_months
+from eval.timex_scoring import Interval, TimexCase, add_months
 
-if TYPE_CHECKING:
-    from eval.timex import TimexCase
-
-Adapter = Callable[["TimexCase"], Interval | None]
+Adapter = Callable[[TimexCase], Interval | None]
 PEERS_EXTRA = "pip install -e '.[peers]'"
 CTPARSE_TIMEOUT = 1.0  # seconds, ctparse's default
 

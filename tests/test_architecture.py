@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("models", "retrieval", "train", "eval", "benchmarks")
+PACKAGES = ("models", "retrieval", "train", "eval", "benchmarks", "experiments")
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 80
 
@@ -20,7 +20,8 @@ def _sources() -> list[Path]:
 
 
 def test_import_contracts_hold():
-    """``lint-imports`` over pyproject's contracts: layers one way, no cycles inside retrieval/."""
+    """``lint-imports`` over pyproject's contracts: layers one way, no cycles inside retrieval/'s sub-packages or
+    among the commands' modules (eval/, train/, benchmarks/, experiments/)."""
     lint = Path(sys.executable).with_name("lint-imports")
     if not lint.exists():
         pytest.fail("import-linter is not installed (it is a dev dependency: make setup)")
@@ -44,16 +45,29 @@ def test_no_function_over_the_limit():
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
 
 
-def test_contract_catches_a_back_edge(tmp_path):
-    """The layers contract is not vacuous: a models/ module importing retrieval/ breaks it."""
+def _lint_with(tmp_path, files: dict[str, str]) -> subprocess.CompletedProcess:
+    """``lint-imports`` over a copy of the packages with ``files`` (path -> source) added."""
     import shutil
 
     copy = tmp_path / "repo"
     for name in (*PACKAGES, "pyproject.toml"):
         src = REPO / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, copy / name)
-    (copy / "models" / "back_edge.py").write_text("import retrieval.data.types  # noqa: F401\n")
+    for path, source in files.items():
+        (copy / path).write_text(source)
     lint = Path(sys.executable).with_name("lint-imports")
-    done = subprocess.run([str(lint), "--no-cache"], cwd=copy, capture_output=True, text=True,
+    return subprocess.run([str(lint), "--no-cache"], cwd=copy, capture_output=True, text=True,
                           env={"PYTHONPATH": str(copy), "PATH": ""})
+
+
+def test_contract_catches_a_back_edge(tmp_path):
+    """The layers contract is not vacuous: a models/ module importing retrieval/ breaks it."""
+    done = _lint_with(tmp_path, {"models/back_edge.py": "import retrieval.data.types  # noqa: F401\n"})
     assert done.returncode != 0 and "models.back_edge -> retrieval.data.types" in done.stdout
+
+
+def test_contract_catches_a_cycle_among_the_commands(tmp_path):
+    """The commands' no-cycle contract is not vacuous: two eval/ modules importing each other break it."""
+    done = _lint_with(tmp_path, {"eval/cycle_a.py": "import eval.cycle_b  # noqa: F401\n",
+                                 "eval/cycle_b.py": "import eval.cycle_a  # noqa: F401\n"})
+    assert done.returncode != 0 and "No cycles are allowed in eval" in done.stdout and ".cycle_a" in done.stdout

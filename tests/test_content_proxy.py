@@ -1,4 +1,5 @@
-"""eval.content_proxy: the cut's figures on hand-made fused lists, the margin rule, and the command on tiny data."""
+"""experiments.content_proxy: the cut's figures on hand-made fused lists, the margin rule, the command on tiny
+data."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import json
 
 import pytest
 
-from eval import content_proxy
-from eval.content_proxy import ProxyQuestion, cut_figures, ranking_figures, tightest_margin
+from experiments import content_proxy
+from experiments.content_proxy import ProxyQuestion, cut_figures, ranking_figures, tightest_margin
 
 
 def question(*evidence: int) -> ProxyQuestion:

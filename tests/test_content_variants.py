@@ -1,4 +1,4 @@
-"""eval.content_variants: MaxP on a hand-made sentence table, and the command on tiny data."""
+"""experiments.content_variants: MaxP on a hand-made sentence table, and the command on tiny data."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 
-from eval import content_variants
-from eval.content_variants import CUT_VARIANTS, VARIANTS
+from experiments import content_variants
+from experiments.content_variants import CUT_VARIANTS, VARIANTS
 from tests.test_content_proxy import locomo_file
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from ctbls_fixtures import FakeLLM, tiny_response_setup
 
-from eval import response
+from eval import generation, response
 from retrieval.ctbls.state_tracker import CellStateTracker
 from retrieval.ctbls.table_retriever import DenseTableRetriever
 
@@ -22,10 +22,10 @@ def _evaluate(tiny, llm, **kw):
 
 
 def test_rouge_precision_recall_f1():
-    s = response.rouge_scores(["the Nile river", "x"], ["Nile", "y"])
+    s = generation.rouge_scores(["the Nile river", "x"], ["Nile", "y"])
     assert s["rouge1_p"] == pytest.approx((1 / 3 + 0) / 2) and s["rouge1_r"] == pytest.approx(0.5)
     assert s["rouge1_f"] == pytest.approx((0.5 + 0) / 2) and s["rouge2_p"] == 0.0
-    assert response.rouge_scores(["a b"], ["a b"])["rougeL_p"] == 1.0
+    assert generation.rouge_scores(["a b"], ["a b"])["rougeL_p"] == 1.0
 
 
 def test_every_setting_is_scored_and_reruns_are_identical(tiny):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eval import temporal_bank as bank
+from experiments import temporal_bank as bank
 from retrieval.data.paths import ZYPHRA_DIR
 from retrieval.data.zyphra_temporal import read_questions
 
@@ -55,7 +55,7 @@ def test_gold_rows_come_from_the_logs_metadata(log):
 
 def test_the_generator_shares_no_code_with_the_planner():
     for module in ("temporal_bank.py", "bank_phrases.py"):
-        tree = ast.parse((ROOT / "eval" / module).read_text())
+        tree = ast.parse((ROOT / "experiments" / module).read_text())
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert not any(m and m.startswith("retrieval.memory") for m in imported), module

@@ -4,7 +4,7 @@ of them come back.
 The lists fused are the memory's rankers over its views (dense and BM25, over the utterance and over the turn it
 follows: :meth:`~retrieval.memory.temporal_memory.TemporalMemory.content_rankings`); the rows of a participant the
 question names get a prior; a margin then keeps the rows close enough to the best (:func:`cut_content`).
-Every setting here was chosen on LoCoMo's development conversations (``python -m eval.content_proxy``, README
+Every setting here was chosen on LoCoMo's development conversations (``python -m experiments.content_proxy``, README
 section 4), never on Zyphra's questions.
 """
 
@@ -17,7 +17,7 @@ from retrieval.search.fusion import absolute_cut, min_max_fusion, reciprocal_ran
 FUSION_DEPTH = 50  # candidates each ranker contributes to the fusion
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al.)
 # The speaker prior, in shares of one list's top (a min-max score of 1; for rrf, its top vote). Chosen with the
-# cut and its margin on LoCoMo's development conversations (python -m eval.content_proxy, README section 4): at
+# cut and its margin on LoCoMo's development conversations (python -m experiments.content_proxy, README section 4): at
 # the margin that reaches 90% recall there, F2 65.1 with the prior 1.5 and the pool cut, against 63.7 with the
 # prior 1.0 and the spread cut it was chosen with before (58.5 with 0.3); rrf keeps the 0.3 it was chosen with.
 PRIOR_WEIGHTS = {"scores": 1.5, "rrf": 0.3}

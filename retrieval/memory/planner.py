@@ -31,16 +31,16 @@ class PlannerConfig:
     # ... and of those only the rows within this share of the fused scores' spread (best minus the last candidate's:
     # the memory's "pool" cut) of the best (None: all k; retrieval.search.fusion.spread_cut). Chosen for the
     # packaged MiniLM, with the speaker prior 1.5 (retrieval.memory.content_ranking), on LoCoMo's development
-    # conversations (python -m eval.content_proxy; README section 4) as the tightest cut whose recall on their
+    # conversations (python -m experiments.content_proxy; README section 4) as the tightest cut whose recall on their
     # single-evidence questions (categories 1, 3, 4), ranked within their days, reaches 90%: a clear winner comes
-    # back alone, a close call with its rivals. Another encoder: run eval.content_proxy with --encoder.
+    # back alone, a close call with its rivals. Another encoder: run experiments.content_proxy with --encoder.
     content_margin: float | None = 0.36  # 0.6 with the earlier cut, of the spread to the k-th (cut "spread")
     fallback_k: int = 10  # rows kept by the semantic fallback
     # ... and of those only the rows within this share of the score spread (None: all fallback_k rows, recall first).
-    # No cut: ranked over the whole log (python -m eval.content_proxy --scope log), no margin reaches the in-period
-    # rule's 90% recall on LoCoMo's development conversations (all 10 rows: 83.9), and the content margin 0.36 keeps
-    # 4.7 rows at recall 76.0 (F2 50.7 against 30.0); on the development user trial (eval/trial) it turned three
-    # "partly" answers into one right and two wrong, one of them silent.
+    # No cut: ranked over the whole log (python -m experiments.content_proxy --scope log), no margin reaches the
+    # in-period rule's 90% recall on LoCoMo's development conversations (all 10 rows: 83.9), and the content margin
+    # 0.36 keeps 4.7 rows at recall 76.0 (F2 50.7 against 30.0); on the development user trial (eval/trial) it turned
+    # three "partly" answers into one right and two wrong, one of them silent.
     fallback_margin: float | None = None
 
 

@@ -27,7 +27,8 @@ class BM25Retriever:
             raise ValueError("BM25 needs at least one document")
         self.ids = list(ids)
         self._row_of = {i: r for r, i in enumerate(self.ids)}
-        self.stemmer = _stemmer() if stem else None  # stem: English Snowball stems (eval.content_variants: better)
+        # stem: English Snowball stems (better on experiments.content_variants)
+        self.stemmer = _stemmer() if stem else None
         self.model = bm25s.BM25(k1=k1, b=b)
         self.model.index(self._tokenize(list(texts)), show_progress=False)
 

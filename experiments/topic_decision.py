@@ -1,11 +1,11 @@
 """Does a question name a topic? The rule planner's decision (:func:`retrieval.memory.question_parts.read_question`)
 measured against what each set of questions is known to ask:
 
-    python -m eval.topic_decision --output runs/topic_decision.json
+    python -m experiments.topic_decision --output runs/topic_decision.json
 
 - Zyphra's time questions and the last turns of its ambiguous ones: no topic (every row of a period);
 - Zyphra's time+content questions and LoCoMo's questions (every category): a topic;
-- the phrasing bank (:mod:`eval.temporal_bank`), development and held-out logs apart: no topic.
+- the phrasing bank (:mod:`experiments.temporal_bank`), development and held-out logs apart: no topic.
 Beside it, the decision before the request grammar: content words left after the English stop words and the
 conversation words of ``DISCOURSE_WORDS`` alone. Only counts are printed for Zyphra and LoCoMo (no misses are
 shown, so that no rule is written from them); the bank's misses are listed for the development logs.
@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from eval.temporal_bank import DEV_LOGS
+from experiments.temporal_bank import DEV_LOGS
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config
 from retrieval.data.conversation_log import read_locomo_conversation, read_locomo_samples, read_zyphra_log
@@ -97,7 +97,7 @@ def evaluate(config: TopicDecisionConfig) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    config = parse_config(TopicDecisionConfig, argv, prog="python -m eval.topic_decision", description=__doc__)
+    config = parse_config(TopicDecisionConfig, argv, prog="python -m experiments.topic_decision", description=__doc__)
     try:
         report = evaluate(config)
     except INPUT_ERRORS as e:

@@ -1,6 +1,6 @@
 """A bank of temporal questions as people ask them, with gold rows computed from the logs' metadata.
 
-    python -m eval.temporal_bank --data-dir ../shared/data/zyphra_temporal --output eval/bank
+    python -m experiments.temporal_bank --data-dir ../shared/data/zyphra_temporal --output eval/bank
     python -m eval.temporal --questions-dir eval/bank --logs 26 28 41          # development logs
     python -m eval.temporal --questions-dir eval/bank --logs 42 43 44 45 47 48 # held-out logs
 
@@ -8,7 +8,7 @@ Written in Zyphra's ``TestData`` layout (``TestData/time_qs/test_<family>.json``
 is in an earlier turn, ``TestData/ambiguous_time_qs/test_<family>.json``), so ``eval.temporal`` scores it. The
 gold rows come from the logs' own fields (``date_time``, session keys, ``speaker``, ``response_number``) through
 the small date arithmetic below, which shares no code with the planner or the time resolver. "Now" is the log's
-last utterance, as in Zyphra's questions. The phrasings (:mod:`eval.bank_phrases`) are split: the development
+last utterance, as in Zyphra's questions. The phrasings (:mod:`experiments.bank_phrases`) are split: the development
 logs are asked with one half, the held-out logs with the other. Families whose gold would be empty on a log are
 left out there (a question with no relevant row cannot be scored).
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from eval import bank_phrases as P
+from experiments import bank_phrases as P
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config
 from retrieval.data.paths import ZYPHRA_DIR
@@ -376,7 +376,8 @@ class BankConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_config(BankConfig, argv, prog="python -m eval.temporal_bank", description=__doc__.split("\n")[0])
+    args = parse_config(BankConfig, argv, prog="python -m experiments.temporal_bank",
+                        description=__doc__.split("\n")[0])
     data_dir = Path(args.data_dir)
     missing = [g for g in args.logs if not (data_dir / "ConversationData" / f"{g}.json").is_file()]
     if missing:

@@ -1,4 +1,4 @@
-"""The phrasings of the temporal question bank (:mod:`eval.temporal_bank`), written by hand, none from Zyphra's
+"""The phrasings of the temporal question bank (:mod:`experiments.temporal_bank`), written by hand, none from Zyphra's
 templates. Every pool has two halves: ``dev`` phrasings are asked over the development logs, ``held`` phrasings
 over the held-out logs, so a rule written while reading the development misses meets new wording on the others.
 

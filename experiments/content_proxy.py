@@ -1,8 +1,8 @@
 """The content ranking's proxy task on LoCoMo: where to fuse and where to cut, chosen on questions that are not
 Zyphra's.
 
-    python -m eval.content_proxy --output runs/content_proxy.json                  # packaged MiniLM
-    python -m eval.content_proxy --encoder runs/dialogue_retriever --dev-samples conv-26 conv-41 --output ...
+    python -m experiments.content_proxy --output runs/content_proxy.json                  # packaged MiniLM
+    python -m experiments.content_proxy --encoder runs/dialogue_retriever --dev-samples conv-26 conv-41 --output ...
 
 A Zyphra time+content question names a day and a topic; its answer is (mostly) one utterance of that day. The
 same task, built from LoCoMo's own annotations: every question of categories 1, 3 and 4 with evidence turns,
@@ -42,7 +42,7 @@ from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.search.fusion import FUSIONS
 from retrieval.search.metrics import f_beta
 
-logger = logging.getLogger("eval.content_proxy")
+logger = logging.getLogger("experiments.content_proxy")
 DEV_SAMPLES = ("conv-26", "conv-30", "conv-41", "conv-42")  # where every setting is chosen; the rest report it
 # the grids of margins: of the spread (1 keeps all rows), and of one list's top (4 lists: 4 keeps them all)
 SPREAD_MARGINS = tuple(round(m, 2) for m in np.arange(0, 1.001, 0.01))
@@ -90,7 +90,7 @@ def ranking_figures(questions: Sequence[ProxyQuestion], fused: Sequence[list]) -
     return out
 
 
-# Another cut than cut_content's (eval.content_variants): (question, its fused list, margin) -> the rows kept.
+# Another cut than cut_content's (experiments.content_variants): (question, its fused list, margin) -> the rows kept.
 Keep = Callable[[ProxyQuestion, list, "float | None"], list]
 
 
@@ -242,7 +242,7 @@ def print_report(report: dict) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_config(ContentProxyArguments, argv, prog="python -m eval.content_proxy", description=__doc__)
+    args = parse_config(ContentProxyArguments, argv, prog="python -m experiments.content_proxy", description=__doc__)
     return run_report(args, lambda: evaluate(
         args.locomo, load_encoder(args.encoder), args.dev_samples, args.fusions, args.categories, args.content_k,
         args.target_recall, args.cache_dir or None, args.prior_weights, args.cuts, args.scope), print_report)

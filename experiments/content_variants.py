@@ -1,14 +1,14 @@
 """Content-ranking variants on the LoCoMo proxy: which lists are fused, and what query they get.
 
-    python -m eval.content_variants --output runs/content_variants.json        # packaged MiniLM, about 2 min
+    python -m experiments.content_variants --output runs/content_variants.json        # packaged MiniLM, about 2 min
 
 Each variant changes one thing of the memory's content ranking (dense and BM25 over the utterance and over the turn
-it follows, the planner's content query) and is scored exactly as :mod:`eval.content_proxy` scores a fusion: on
+it follows, the planner's content query) and is scored exactly as :mod:`experiments.content_proxy` scores a fusion: on
 LoCoMo's questions of categories 1, 3 and 4 within their evidence days, the margin the tightest whose recall on
 the development conversations' single-evidence questions reaches 90%, judged by development F2 there, the held-out
 conversations reporting it. Variants (:data:`VARIANTS`):
 
-- ``ranking``: the memory's four lists (what ``eval.content_proxy`` measures);
+- ``ranking``: the memory's four lists (what ``experiments.content_proxy`` measures);
 - ``maxp``: the dense utterance list scored by the best of its sentences' cosines (MaxP: a topic named in one
   sentence of a long turn is not diluted by the rest); ``maxp-or-text``: the better of that and the whole
   utterance's; ``maxp-added``: the MaxP list as a fifth list beside the four;
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from eval.content_proxy import (
+from experiments.content_proxy import (
     Keep,
     ProxyArguments,
     ProxyQuestion,
@@ -52,7 +52,7 @@ from retrieval.memory.when_clause import sentences
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.embedding_cache import cached_document_embeddings
 
-logger = logging.getLogger("eval.content_variants")
+logger = logging.getLogger("experiments.content_variants")
 BASE = ("dense:text", "dense:turn", "bm25:text", "bm25:turn")
 # variant -> the lists fused, each "ranker:view", with "@words" when it is queried with the question's content words
 # or "@named" with its asking sentence names included (else the planner's content query)
@@ -203,7 +203,8 @@ def print_report(report: dict) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_config(ContentVariantsArguments, argv, prog="python -m eval.content_variants", description=__doc__)
+    args = parse_config(ContentVariantsArguments, argv, prog="python -m experiments.content_variants",
+                        description=__doc__)
     return run_report(args, lambda: evaluate(
         args.locomo, load_encoder(args.encoder), args.dev_samples, args.variants, args.categories, args.content_k,
         args.target_recall, args.cache_dir or None, args.cuts, args.other_cuts), print_report)
