@@ -39,3 +39,20 @@ def test_every_cache_defaults_to_one_folder(monkeypatch, tmp_path):
     _, ask = parse_command({"ask": (AskArguments, "")}, ["ask", "q", "--log", "l"])
     assert ask.cache_dir == str(tmp_path / "temporal")
     assert smollm2_cache() == tmp_path / "smollm2-135m-instruct"
+
+
+def test_the_data_root_follows_its_variable(tmp_path):
+    """``$CTBLS_DATA_DIR`` moves every data default; unset, the root is ../shared/data beside the repository."""
+    import os
+    import subprocess
+    import sys
+
+    show = ("from retrieval.data import ottqa, paths; "
+            "print(paths.DATA_DIR, paths.LOCOMO_FILE, ottqa.DEFAULT_DATA_DIR, sep='|')")
+    env = {k: v for k, v in os.environ.items() if k != "CTBLS_DATA_DIR"}
+    moved = subprocess.run([sys.executable, "-c", show], env={**env, "CTBLS_DATA_DIR": str(tmp_path)},
+                           capture_output=True, text=True, check=True).stdout.strip().split("|")
+    assert moved == [str(tmp_path), str(tmp_path / "locomo" / "locomo_open.json"), str(tmp_path / "ottqa")]
+    unset = subprocess.run([sys.executable, "-c", show], env=env, capture_output=True, text=True,
+                           check=True).stdout.split("|")[0]
+    assert unset.endswith("shared/data")

@@ -1,4 +1,5 @@
-"""Where the data lives by default (``../shared/data`` beside the repository), and where caches go.
+"""Where the data lives by default (``$CTBLS_DATA_DIR`` when set, else ``../shared/data`` beside the repository),
+and where caches go.
 
 Every command takes its data paths as arguments; this is only their default. Each dataset's folder is a
 sub-folder of :data:`DATA_DIR` (``ottqa/``, ``zyphra_temporal/``, ``locomo/``, ``sqa/``).
@@ -17,7 +18,8 @@ from pathlib import Path
 CACHE_DIR_VARIABLE = "CTBLS_CACHE_DIR"
 DEFAULT_CACHE_DIR = "runs/cache"  # relative: under the working directory, where the figures' caches were made
 
-DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA_DIR_VARIABLE = "CTBLS_DATA_DIR"
+DATA_DIR = Path(os.environ.get(DATA_DIR_VARIABLE) or Path(__file__).resolve().parents[3] / "shared" / "data")
 OTTQA_DIR = DATA_DIR / "ottqa"
 ZYPHRA_DIR = DATA_DIR / "zyphra_temporal"
 LOCOMO_FILE = DATA_DIR / "locomo" / "locomo_open.json"
