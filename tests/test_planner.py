@@ -189,6 +189,11 @@ def test_llm_planner_uses_a_valid_plan(frame):
     assert "2023-10-22" in backend.prompts[0][0]["content"]  # now is in the prompt
 
 
+def test_the_llm_planner_knows_the_tables_columns_before_any_table(frame):
+    """A memory is built with its planner: the LLM planner's columns default to the conversation table's."""
+    assert LLMPlanner(FakeBackend("{}")).columns == list(frame.columns)
+
+
 @pytest.mark.parametrize("answer, ok", [("no idea", True), ('{"ops": [{"op": "drop_table"}]}', True), ("", False)])
 def test_llm_planner_falls_back_to_rules_with_a_reason(frame, answer, ok):
     now = frame["timestamp"].max().to_pydatetime()

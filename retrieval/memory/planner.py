@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from retrieval.memory.conversation_table import COLUMNS
 from retrieval.memory.question import AskedQuestion
 from retrieval.memory.question_parts import HOW_MANY
 from retrieval.memory.table_ops import CMPS, Plan, validate_ops
@@ -250,8 +251,10 @@ class LLMPlanner:
 
     name = "llm"
 
-    def __init__(self, backend, columns: Sequence[str], fallback: RulePlanner | None = None,
+    def __init__(self, backend, columns: Sequence[str] = COLUMNS, fallback: RulePlanner | None = None,
                  max_new_tokens: int = 200, schema: bool = True):
+        """``columns``: what the plan may name (default: the conversation table's, known before any table is read,
+        so a memory is built with its planner)."""
         self.backend, self.columns = backend, list(columns)
         self.fallback = fallback or RulePlanner()
         self.max_new_tokens = max_new_tokens

@@ -375,18 +375,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         from retrieval.llm import load_backend
 
         backend = load_backend(args.llm)
+    planner = LLMPlanner(backend, fallback=rule) if args.planner == "llm" else rule
     try:
         memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
                                           sample=args.sample, timestamps=args.timestamps,
-                                          cache_dir=args.cache_dir or None, planner=rule, rewrite=args.rewrite,
+                                          cache_dir=args.cache_dir or None, planner=planner, rewrite=args.rewrite,
                                           ranker=args.ranker, fusion=args.fusion, cut=args.content_cut,
                                           prior=args.speaker_prior,
                                           llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if args.planner == "llm":
-        memory.planner = LLMPlanner(backend, memory.table.frame.columns, fallback=rule)
     try:
         result = memory.ask(args.question, history=args.history, now=args.now)
     except ValueError as e:
