@@ -26,6 +26,8 @@ def tiny_encoder(tiny_backbone):
     ("When did Caroline go to the LGBTQ support group?", "when"),
     ("Nice. When was Jon in Paris?", "when"),
     ("What date did Maria donate her car?", "when"),
+    ("Which night did we go to the fado bar?", "when"),  # a part of the day names its day
+    ("On what evening was the concert?", "when"),
     ("How long ago was Caroline's 18th birthday?", "ago"),
     ("How long has Melanie been practicing art?", "how_long"),
     ("How many years ago did she graduate?", "ago"),

@@ -111,3 +111,11 @@ def test_today_in_the_sentence_telling_the_event_is_its_day():
                              "job!"))
     a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did the bakery offer Ann the job?")
     assert a.answer == "14 March 2024" and a.source == "clause_event_time"
+
+
+def test_a_sentence_that_times_two_events_is_read_clause_by_clause():
+    frame = conversation((1, "Best bits for me: the tram ride on Tuesday and the fado bar on Wednesday night."))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="Which night did we go to the fado bar?")
+    assert a.source == "clause_event_time" and a.answer == "13 March 2024"
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did we ride the tram?")
+    assert a.answer == "12 March 2024"  # the row's first time: the tram's own clause

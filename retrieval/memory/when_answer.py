@@ -36,7 +36,8 @@ _HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
 KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|till)\b)", "ago": rf"{_HOW}\s+ago",
          "how_long": rf"{_HOW}\s+(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed)",
          "month": r"(?:in\s+)?(?:which|what)\s+month", "year": r"(?:in\s+)?(?:which|what)\s+year",
-         "when": r"when|(?:on\s+)?(?:what|which)\s+(?:date|day|week|weekend)|around\s+when"}
+         "when": r"when|(?:on\s+|in\s+)?(?:what|which)\s+(?:date|day|week|weekend|night|evening|morning|afternoon)"
+                 r"|around\s+when"}
 _KIND_RE = [(k, re.compile(rf"^\W*(?:{p})\b", re.I)) for k, p in KINDS.items()]
 UNIT_DAYS = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}
 EVIDENCE_K = 10  # rows ranked for the evidence (the answer comes from the first, or the rule below)

@@ -4,8 +4,9 @@ An utterance may tell two events and time only one: "I'm expanding my studio's s
 hosting a dance competition next month." Its event time (:mod:`retrieval.memory.event_time`: the first phrase
 that resolves) is the competition's; asked "When did he start expanding his social media presence?", the answer
 is the day it was said. So, at answer time, the evidence row's text is read sentence by sentence (with the same
-resolver, :func:`~retrieval.memory.event_time.read_event_time`) and the sentence sharing the most content words
-with the question (:func:`~retrieval.memory.when_neighbours.content_stems`) decides:
+resolver, :func:`~retrieval.memory.event_time.read_event_time`; a sentence that states two times, clause by clause:
+"the tram ride on Friday and the fado bar on Saturday night") and the sentence sharing the most content words with
+the question (:func:`~retrieval.memory.when_neighbours.content_stems`) decides:
 
 - it states a time: that time (it may be a later phrase than the row's first; a "today" too: "I had the
   interview last week. Today they offered me the job!", asked when the job was offered, though at ingest, with
@@ -32,18 +33,34 @@ from retrieval.memory.when_neighbours import content_stems
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
+# where a sentence that times two events splits into one clause per event ("the tram ride on Friday and the fado
+# bar on Saturday night")
+_CLAUSE = re.compile(r"[,;:]\s+|\s+(?:and|but|then|while)\s+")
+
+
 def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(str(text).strip()) if s.strip()]
+
+
+def clauses(text: str, said: datetime) -> list[str]:
+    """The sentences of ``text``, a sentence that states two or more times split into its clauses, so that each
+    time is read with the words of its own event."""
+    out = []
+    for sentence in sentences(text):
+        parts = [p for p in _CLAUSE.split(sentence) if p.strip()]
+        timed = [p for p in parts if read_event_time(p, said).time is not None]
+        out += parts if len(timed) >= 2 else [sentence]
+    return out
 
 
 def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventTime | None, str] | None:
     """The event time of ``row`` that answers ``question`` when it differs from the row's stored one (see the
     module): ``(time or None for the day it was said, why)``; None when the stored reading stands."""
-    parts = sentences(row["text"])
+    said: datetime = row["timestamp"].to_pydatetime()
+    parts = clauses(row["text"], said)
     if len(parts) < 2:
         return None
     asked = content_stems(question, names)
-    said: datetime = row["timestamp"].to_pydatetime()
     shared = [asked & content_stems(p, names) for p in parts]
     best = max(range(len(parts)), key=lambda i: len(shared[i]))
     if not shared[best]:
