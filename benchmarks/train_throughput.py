@@ -19,18 +19,14 @@ imports it).
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from benchmarks.common import (  # noqa: E402
+from benchmarks.common import (
     RunArguments,
     command_line,
     limit_threads,
@@ -38,8 +34,8 @@ from benchmarks.common import (  # noqa: E402
     machine,
     write_report,
 )
-from eval.report import print_table  # noqa: E402
-from retrieval.config import option, parse_config, write_config  # noqa: E402
+from eval.report import print_table
+from retrieval.config import option, parse_config, write_config
 
 
 def training_pairs(n: int, seed: int) -> list[dict]:

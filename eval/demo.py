@@ -61,13 +61,13 @@ def main(argv: list[str] | None = None) -> None:
     dtr, tracker = RUNS / "dtr", RUNS / "state_tracker"
 
     stage("train the Dense Table Retriever",
-          accelerate + ["train/dtr.py", "--config", "configs/dtr.yaml", "--output-dir", str(dtr),
+          accelerate + ["-m", "train.dtr", "--config", "configs/dtr.yaml", "--output-dir", str(dtr),
                         "--data-dir", str(data)], dtr / "all_results.json", a.force)
     stage("evaluate table retrieval: BM25, untuned encoder, DTR",
           [py, "-m", "eval.retrieval", "--dtr", str(dtr), *ottqa_files, "--split", "test", "--bf16",
            "--output", str(RUNS / "eval_retrieval.json")], RUNS / "eval_retrieval.json", a.force)
     stage("train the cell state tracker",
-          accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker.yaml", "--output-dir",
+          accelerate + ["-m", "train.state_tracker", "--config", "configs/state_tracker.yaml", "--output-dir",
                         str(tracker), "--data-dir", str(data)], tracker / "all_results.json", a.force)
     stage("evaluate state tracking: BM25, untuned encoder, tracker; gold and DTR tables",
           [py, "-m", "eval.state_tracking", "--tracker", str(tracker), "--dtr", str(dtr), "--dtr-pool", "split",
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
           temporal + ["--output", str(RUNS / "eval_temporal.json")], RUNS / "eval_temporal.json", a.force)
     content = RUNS / "dialogue_retriever_no_conv26"
     stage("train the temporal memory's content encoder on LoCoMo conversations 44, 47, 48",
-          accelerate + ["train/dialogue_retriever.py", "--config", "configs/dialogue_retriever.yaml",
+          accelerate + ["-m", "train.dialogue_retriever", "--config", "configs/dialogue_retriever.yaml",
                         "--train-samples", "conv-44,conv-47,conv-48", "--output-dir", str(content),
                         "--data-dir", str(data)], content / "all_results.json", a.force)
     stage("evaluate temporal memory on log 26 with the tuned content encoder",
@@ -132,7 +132,7 @@ def sqa_stages(py: str, accelerate: list[str], data: Path, force: bool) -> None:
     tracker's ranking and over the re-ranked one), one sequence shown."""
     tracker = RUNS / "state_tracker_sqa"
     stage("train the cell state tracker on SQA's question sequences (briefly: 640 examples)",
-          accelerate + ["train/state_tracker.py", "--config", "configs/state_tracker_sqa.yaml", "--output-dir",
+          accelerate + ["-m", "train.state_tracker", "--config", "configs/state_tracker_sqa.yaml", "--output-dir",
                         str(tracker), "--data-dir", str(data), "--max-train-examples", "640", "--val-max-tables",
                         "10"], tracker / "all_results.json", force)
     # a re-ranker fitted by an earlier version on other features is refused when loaded: fit it, and what reads it, anew

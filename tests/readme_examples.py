@@ -136,8 +136,8 @@ CHECKS: list[Check] = [
     Check("make demo", "parse", "long: trains and evaluates everything, tens of minutes"),
     Check("make test", "parse", "long: the whole test suite"),
     # 1. DTR
-    Check(r"launch --cpu train/dtr.py --config configs/dtr.yaml\s+#", "parse", LONG_TRAIN),
-    Check("launch train/dtr.py --config configs/dtr_roberta.yaml", "parse", "GPU and the model hub (roberta-base)"),
+    Check(r"launch --cpu -m train.dtr --config configs/dtr.yaml\s+#", "parse", LONG_TRAIN),
+    Check("launch -m train.dtr --config configs/dtr_roberta.yaml", "parse", "GPU and the model hub (roberta-base)"),
     Check("--output-dir runs/x --num-train-epochs 1", "parse", LONG_TRAIN),
     Check("--resume-from-checkpoint latest", "parse", LONG_TRAIN + ", resumed"),
     Check("python -m eval.retrieval --dtr runs/dtr", "run",
@@ -145,8 +145,8 @@ CHECKS: list[Check] = [
                                                      "split_tables.dtr.first_turn_top1": fraction,
                                                      "_data.questions": 358}),)),
     # 2. state tracker
-    Check("launch --cpu train/state_tracker.py --config configs/state_tracker.yaml", "parse", LONG_TRAIN),
-    Check("launch train/state_tracker.py --config configs/state_tracker_roberta.yaml", "parse",
+    Check("launch --cpu -m train.state_tracker --config configs/state_tracker.yaml", "parse", LONG_TRAIN),
+    Check("launch -m train.state_tracker --config configs/state_tracker_roberta.yaml", "parse",
           "GPU and the model hub (roberta-base)"),
     Check("python -m eval.state_tracking --tracker runs/state_tracker --dtr runs/dtr", "run",
           verify=(json_fields("runs/state_tracker/eval.json", {"gold_table.tracker.mrr@10": fraction,
@@ -168,7 +168,7 @@ CHECKS: list[Check] = [
     Check("--dataset logs --output-dir exports --formats parquet", "run", verify=(contains("logs: 10599 rows"),)),
     Check("python -m retrieval.ctbls.build_index --dtr runs/dtr", "run", verify=(contains("tables"),)),
     Check("make llm-server", "parse", "long: compiles llama.cpp (about 5 minutes); tests/test_llm_server.py uses it"),
-    Check("train/state_tracker.py --config configs/state_tracker_sqa.yaml   #", "parse", LONG_TRAIN),
+    Check("-m train.state_tracker --config configs/state_tracker_sqa.yaml   #", "parse", LONG_TRAIN),
     Check("--history-turns 0 --output-dir runs/state_tracker_sqa_nohistory", "parse", LONG_TRAIN),
     Check("python -m eval.state_tracking --dataset sqa", "parse", "needs the two SQA trackers trained above"),
     Check("python -m train.state_rerank --config configs/state_tracker_sqa_rerank.yaml", "parse",
@@ -228,8 +228,8 @@ CHECKS: list[Check] = [
     Check("python -m eval.trends --output runs/trends/eval.json", "run",
           verify=(files("runs/trends/eval.json"), contains("MAE"))),
     # 6. many processes
-    Check("--multi_gpu --num_processes 8 train/dtr.py", "parse", "8 GPUs"),
-    Check("--multi_gpu --num_processes 8 train/state_tracker.py", "parse", "8 GPUs"),
+    Check("--multi_gpu --num_processes 8 -m train.dtr", "parse", "8 GPUs"),
+    Check("--multi_gpu --num_processes 8 -m train.state_tracker", "parse", "8 GPUs"),
     Check("--num_machines 2", "parse", "two machines with 8 GPUs each"),
     Check("torchrun --nnodes 2", "parse", "two machines with 8 GPUs each"),
     Check("CUDA_VISIBLE_DEVICES= accelerate launch --multi_gpu --num_processes 2", "parse",
@@ -394,8 +394,9 @@ def parse_argv(example: Example) -> list[str]:
         argv = argv[1:]
     if argv[0] == "make":
         return ["make", "-n", *argv[1:]]
-    if argv[0] == "python" and argv[1] == "-m":
-        module, rest = argv[2], argv[3:]
+    if "-m" in argv:  # python -m x ..., accelerate launch [its options] -m train.x ..., torchrun ... -m train.x ...
+        at = argv.index("-m")
+        module, rest = argv[at + 1], argv[at + 2:]
     else:  # accelerate launch [its options] train/x.py ..., torchrun [its options] train/x.py ...
         script = next(k for k, a in enumerate(argv) if a.endswith(".py"))
         module, rest = argv[script][:-3].replace("/", "."), argv[script + 1:]

@@ -85,7 +85,7 @@ def test_console_scripts_name_real_commands():
 
 def test_no_command_builds_its_own_parser():
     """One mechanism: argparse appears only in retrieval/config.py."""
-    users = [str(p.relative_to(REPO)) for pkg in ("models", "retrieval", "train", "eval", "benchmarks")
+    users = [str(p.relative_to(REPO)) for pkg in ("models", "retrieval", "train", "eval", "benchmarks", "experiments")
              for p in (REPO / pkg).rglob("*.py") if "import argparse" in p.read_text()]
     assert users == ["retrieval/config.py"]
 
@@ -266,11 +266,9 @@ def test_demo_commands_parse(monkeypatch, capsys, tmp_path):
         demo.main(["--force"])
     settings = {module: (_settings(module, name), prefix) for module, prefix, name in COMMANDS}
     for cmd in ran:
-        if "-m" in cmd and not cmd[cmd.index("-m") + 1].startswith("accelerate"):
-            module, args = cmd[cmd.index("-m") + 1], cmd[cmd.index("-m") + 2:]
-        else:
-            script = next(i for i, part in enumerate(cmd) if part.endswith(".py"))
-            module, args = cmd[script].removesuffix(".py").replace("/", "."), cmd[script + 1:]
+        # python -m module ..., or python -m accelerate.commands.launch [its options] -m train.x ...: the last -m
+        at = max(i for i, part in enumerate(cmd) if part == "-m")
+        module, args = cmd[at + 1], cmd[at + 2:]
         cls, prefix = settings[module]
         parsed = parse_command({"ask": (cls, "")}, args)[1] if prefix else parse_config(cls, args)
         assert isinstance(parsed, cls)

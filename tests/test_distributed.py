@@ -3,7 +3,7 @@
 Two CPU processes (gloo) each embed their half of a batch with a DDP-wrapped tiny encoder and compute
 ``InBatchContrastiveLoss(gather_across_processes=True)``; their mean loss and DDP's averaged gradients
 must equal the loss and gradients of one process on the whole batch. The end-to-end run, two CPU
-processes of train/dtr.py with batch 2 against one with batch 4, is marked slow.
+processes of ``accelerate launch -m train.dtr`` with batch 2 against one with batch 4, is marked slow.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def _launch(num_processes: int, batch: int, data: Path, backbone: Path, out: Pat
     mode = ["--multi_gpu"] if num_processes > 1 else ["--cpu"]
     cmd = [accelerate, "launch", *mode, "--num_processes", str(num_processes), "--num_machines", "1",
            "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
-           str(REPO / "train" / "dtr.py"), "--data-dir", str(data), "--output-dir", str(out),
+           "-m", "train.dtr", "--data-dir", str(data), "--output-dir", str(out),
            "--model-name-or-path", str(backbone), "--per-device-train-batch-size", str(batch),
            "--max-train-steps", "3", "--learning-rate", "1e-3", "--num-warmup-steps", "0",
            "--val-distractors", "2", "--max-document-length", "32", "--max-query-length", "32",

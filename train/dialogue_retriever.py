@@ -1,7 +1,7 @@
 """Train the temporal memory's content encoder on LoCoMo's questions and their evidence turns (accelerate).
 
-    accelerate launch --cpu --num_processes 1 train/dialogue_retriever.py --config configs/dialogue_retriever.yaml
-    accelerate launch train/dialogue_retriever.py --config configs/dialogue_retriever.yaml \\
+    accelerate launch --cpu --num_processes 1 -m train.dialogue_retriever --config configs/dialogue_retriever.yaml
+    accelerate launch -m train.dialogue_retriever --config configs/dialogue_retriever.yaml \\
         --train-samples conv-44,conv-47,conv-48 --output-dir runs/dialogue_retriever_fold_b
     ctbls-train-dialogue-retriever --config configs/dialogue_retriever.yaml   # the console script: one process
 
@@ -25,27 +25,25 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from models.dual_encoder import DualEncoder  # noqa: E402
-from models.losses import InBatchContrastiveLoss  # noqa: E402
-from retrieval.config import option, parse_config  # noqa: E402
-from retrieval.data.jsonio import DataError, run_cli  # noqa: E402
-from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances  # noqa: E402
-from retrieval.data.paths import default_cache_dir  # noqa: E402
-from retrieval.memory.conversation_table import ConversationTable, turn_texts  # noqa: E402
-from retrieval.memory.temporal_memory import TemporalMemory  # noqa: E402
-from retrieval.search.bm25 import BM25Retriever  # noqa: E402
-from retrieval.search.metrics import ranking_metrics  # noqa: E402
-from train.args import TrainingArguments  # noqa: E402
-from train.data import (  # noqa: E402
+from models.dual_encoder import DualEncoder
+from models.losses import InBatchContrastiveLoss
+from retrieval.config import option, parse_config
+from retrieval.data.jsonio import DataError, run_cli
+from retrieval.data.locomo_qa import evidence_days, evidence_questions, read_samples, sample_id, sample_utterances
+from retrieval.data.paths import default_cache_dir
+from retrieval.memory.conversation_table import ConversationTable, turn_texts
+from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.metrics import ranking_metrics
+from train.args import TrainingArguments
+from train.data import (
     PAIR_FIELDS,
     TokenizedPairCollator,
     cap,
     tokenized_cache,
     tokenized_examples,
 )
-from train.loop import make_accelerator, train  # noqa: E402
+from train.loop import make_accelerator, train
 
 
 @dataclass
@@ -124,7 +122,8 @@ def make_validation(samples: list[dict], args: DialogueRetrieverArguments):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_config(DialogueRetrieverArguments, argv, prog="train/dialogue_retriever.py", description=__doc__)
+    args = parse_config(DialogueRetrieverArguments, argv, prog="accelerate launch -m train.dialogue_retriever",
+                        description=__doc__)
     accelerator = make_accelerator(args)
     train_samples, val_samples = split_samples(read_samples(args.locomo_file()), args)
     encoder = DualEncoder.from_backbone(

@@ -1,11 +1,11 @@
 """Train the Dense Table Retriever (cTBLS stage 1) with accelerate.
 
-    accelerate launch train/dtr.py --config configs/dtr.yaml
-    accelerate launch --cpu train/dtr.py --config configs/dtr.yaml --output-dir runs/x --num-train-epochs 1
-    accelerate launch --multi_gpu --num_processes 8 train/dtr.py --config configs/dtr_roberta.yaml
-    CUDA_VISIBLE_DEVICES= accelerate launch --multi_gpu --num_processes 2 train/dtr.py --config configs/dtr.yaml
-    torchrun --nproc_per_node 2 train/dtr.py --config configs/dtr.yaml      # CPU processes over gloo
-    accelerate launch train/dtr.py --config configs/dtr.yaml --resume-from-checkpoint latest
+    accelerate launch -m train.dtr --config configs/dtr.yaml
+    accelerate launch --cpu -m train.dtr --config configs/dtr.yaml --output-dir runs/x --num-train-epochs 1
+    accelerate launch --multi_gpu --num_processes 8 -m train.dtr --config configs/dtr_roberta.yaml
+    CUDA_VISIBLE_DEVICES= accelerate launch --multi_gpu --num_processes 2 -m train.dtr --config configs/dtr.yaml
+    torchrun --nproc_per_node 2 -m train.dtr --config configs/dtr.yaml      # CPU processes over gloo
+    accelerate launch -m train.dtr --config configs/dtr.yaml --resume-from-checkpoint latest
     ctbls-train-dtr --config configs/dtr.yaml         # the console script: one process, as accelerate --cpu would
 
 Pairs: (question, its table's text) for the questions of the train split's tables, plus
@@ -20,31 +20,28 @@ from __future__ import annotations
 import random
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from models.dual_encoder import DualEncoder  # noqa: E402
-from models.losses import InBatchContrastiveLoss  # noqa: E402
-from retrieval.config import option, parse_config  # noqa: E402
-from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings  # noqa: E402
-from retrieval.ctbls.table_text import TABLE_FIELDS  # noqa: E402
-from retrieval.data.jsonio import run_cli  # noqa: E402
-from retrieval.data.ottqa import load_questions, load_tables  # noqa: E402
-from retrieval.data.ottqa_conversations import table_split  # noqa: E402
-from retrieval.data.paths import default_cache_dir  # noqa: E402
-from retrieval.data.synthetic import pseudo_queries  # noqa: E402
-from retrieval.search.bm25 import BM25Retriever  # noqa: E402
-from retrieval.search.metrics import ranking_metrics  # noqa: E402
-from train.args import TrainingArguments  # noqa: E402
-from train.data import (  # noqa: E402
+from models.dual_encoder import DualEncoder
+from models.losses import InBatchContrastiveLoss
+from retrieval.config import option, parse_config
+from retrieval.ctbls.table_retriever import DenseTableRetriever, TableTextSettings
+from retrieval.ctbls.table_text import TABLE_FIELDS
+from retrieval.data.jsonio import run_cli
+from retrieval.data.ottqa import load_questions, load_tables
+from retrieval.data.ottqa_conversations import table_split
+from retrieval.data.paths import default_cache_dir
+from retrieval.data.synthetic import pseudo_queries
+from retrieval.search.bm25 import BM25Retriever
+from retrieval.search.metrics import ranking_metrics
+from train.args import TrainingArguments
+from train.data import (
     PAIR_FIELDS,
     TokenizedPairCollator,
     cap,
     tokenized_cache,
     tokenized_examples,
 )
-from train.loop import make_accelerator, train  # noqa: E402
+from train.loop import make_accelerator, train
 
 
 @dataclass
@@ -108,7 +105,7 @@ def make_validation(args: DTRArguments, tables: dict, settings: TableTextSetting
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_config(DTRArguments, argv, prog="train/dtr.py", description=__doc__)
+    args = parse_config(DTRArguments, argv, prog="accelerate launch -m train.dtr", description=__doc__)
     accelerator = make_accelerator(args)
     settings = TableTextSettings(args.table_representation, args.max_intro_words)
     tables = load_tables(args.data_file("tables"))

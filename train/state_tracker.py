@@ -1,9 +1,9 @@
 """Train the coarse cell state tracker (cTBLS stage 2) with accelerate.
 
-    accelerate launch train/state_tracker.py --config configs/state_tracker.yaml
-    accelerate launch --cpu train/state_tracker.py --config configs/state_tracker.yaml --loss triplet
-    accelerate launch train/state_tracker.py --config configs/state_tracker_roberta.yaml
-    accelerate launch --cpu train/state_tracker.py --config configs/state_tracker_sqa.yaml
+    accelerate launch -m train.state_tracker --config configs/state_tracker.yaml
+    accelerate launch --cpu -m train.state_tracker --config configs/state_tracker.yaml --loss triplet
+    accelerate launch -m train.state_tracker --config configs/state_tracker_roberta.yaml
+    accelerate launch --cpu -m train.state_tracker --config configs/state_tracker_sqa.yaml
     ctbls-train-tracker --config configs/state_tracker.yaml   # the console script: one process
 
 Examples: every turn of the train split's conversations with an answer cell gives
@@ -25,37 +25,35 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-from models.dual_encoder import DualEncoder  # noqa: E402
-from models.losses import InBatchContrastiveLoss, triplet_margin_loss  # noqa: E402
-from retrieval.atomic import write_json  # noqa: E402
-from retrieval.config import option, parse_config  # noqa: E402
-from retrieval.ctbls.cell_text import ROW_CONTEXTS, CellTextSettings  # noqa: E402
-from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns  # noqa: E402
-from retrieval.data.conversation_sets import (  # noqa: E402
+from models.dual_encoder import DualEncoder
+from models.losses import InBatchContrastiveLoss, triplet_margin_loss
+from retrieval.atomic import write_json
+from retrieval.config import option, parse_config
+from retrieval.ctbls.cell_text import ROW_CONTEXTS, CellTextSettings
+from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
+from retrieval.data.conversation_sets import (
     DATASETS,
     ConversationSet,
     load_conversation_set,
     selection_split,
 )
-from retrieval.data.jsonio import run_cli  # noqa: E402
-from retrieval.data.paths import default_cache_dir  # noqa: E402
-from retrieval.data.synthetic import pseudo_cell_queries  # noqa: E402
-from retrieval.data.types import Conversation, Turn  # noqa: E402
-from retrieval.search.metrics import ranking_metrics  # noqa: E402
-from train.args import TrainingArguments  # noqa: E402
-from train.data import (  # noqa: E402
+from retrieval.data.jsonio import run_cli
+from retrieval.data.paths import default_cache_dir
+from retrieval.data.synthetic import pseudo_cell_queries
+from retrieval.data.types import Conversation, Turn
+from retrieval.search.metrics import ranking_metrics
+from train.args import TrainingArguments
+from train.data import (
     TRIPLET_FIELDS,
     TokenizedTripletCollator,
     cap,
     tokenized_cache,
     tokenized_examples,
 )
-from train.loop import make_accelerator, train  # noqa: E402
-from train.triplets import MINERS, build_triplets  # noqa: E402
+from train.loop import make_accelerator, train
+from train.triplets import MINERS, build_triplets
 
 LOSSES = ("triplet", "contrastive")
 
@@ -136,7 +134,8 @@ def synthetic_conversations(conversations: list, tables: dict, passages: dict, p
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_config(StateTrackerArguments, argv, prog="train/state_tracker.py", description=__doc__)
+    args = parse_config(StateTrackerArguments, argv, prog="accelerate launch -m train.state_tracker",
+                        description=__doc__)
     accelerator = make_accelerator(args)
     settings = args.text_settings()
     data = args.conversation_set("train")  # with --use-passages a missing passages file is an error, not none
