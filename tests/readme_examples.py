@@ -215,7 +215,7 @@ CHECKS: list[Check] = [
                                                           "candidates.0.margin": lambda m: 0 <= m <= 1}),)),
     Check("python -m experiments.content_proxy --fusions scores --prior-weights", "run",
           verify=(contains("held_out", "spread", "pool"),)),
-    Check("python -m experiments.content_variants", "run", verify=(contains("held_out", "pool"),)),
+    Check("python -m experiments.content_variants", "run", verify=(contains("held-out", "pool"),)),
     Check('E="python -m eval.temporal', "skip", "a shell variable for the commands below"),
     Check(r"\$E --encoder runs/dialogue_retriever", "parse",
           "needs the three fold encoders of configs/dialogue_retriever.yaml (about an hour of training)"),
