@@ -42,14 +42,14 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(str(text).strip()) if s.strip()]
 
 
-def clauses(text: str, said: datetime) -> list[str]:
-    """The sentences of ``text``, a sentence that states two or more times split into its clauses, so that each
-    time is read with the words of its own event."""
+def clauses(text: str, said: datetime) -> list[tuple[str, EventTime | None]]:
+    """The sentences of ``text`` with their event times, a sentence that states two or more times split into its
+    clauses, so that each time is read with the words of its own event."""
     out = []
     for sentence in sentences(text):
-        parts = [p for p in _CLAUSE.split(sentence) if p.strip()]
-        timed = [p for p in parts if read_event_time(p, said).time is not None]
-        out += parts if len(timed) >= 2 else [sentence]
+        parts = [(p, read_event_time(p, said).time) for p in _CLAUSE.split(sentence) if p.strip()]
+        timed = sum(t is not None for _, t in parts)
+        out += parts if timed >= 2 else [(sentence, read_event_time(sentence, said).time)]
     return out
 
 
@@ -61,11 +61,11 @@ def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventT
     if len(parts) < 2:
         return None
     asked = content_stems(question, names)
-    shared = [asked & content_stems(p, names) for p in parts]
+    shared = [asked & content_stems(p, names) for p, _ in parts]
     best = max(range(len(parts)), key=lambda i: len(shared[i]))
     if not shared[best]:
         return None
-    own = read_event_time(parts[best], said).time
+    own = parts[best][1]
     stored = row.get("event_phrase")
     if own is not None:
         if own.phrase == stored:
@@ -73,7 +73,7 @@ def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventT
         return own, f"the sentence that shares most words with the question says {own.phrase!r}"
     if not isinstance(stored, str):
         return None
-    timed = [i for i, p in enumerate(parts) if (t := read_event_time(p, said).time) is not None and t.phrase == stored]
+    timed = [i for i, (_, t) in enumerate(parts) if t is not None and t.phrase == stored]
     if timed and shared[timed[0]] and shared[timed[0]] < shared[best]:
         return None, (f"{stored!r} is in a sentence about something else (its words of the question, "
                       f"{sorted(shared[timed[0]])}, are all in the sentence telling the event, "
