@@ -38,7 +38,7 @@ from retrieval.ctbls.state_features import TurnState
 from retrieval.ctbls.state_rerank import StateReranker, find_reranker, previous_cells
 from retrieval.ctbls.state_tracker import CellStateTracker
 from retrieval.data.conversation_sets import ConversationSet, load_conversation_set, report_split, selection_split
-from retrieval.data.paths import DATA_DIR, default_cache_dir
+from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.data.types import Conversation
 from retrieval.llm import llm_spec, load_backend
 
@@ -150,8 +150,8 @@ class AnswerAccuracyArguments:
     """SQA answer accuracy of the tracker's ranking with an extractive cell selector."""
 
     tracker: str = option(help="trained tracker folder (train/state_tracker.py --dataset sqa)")
-    data_dir: str = option(str(DATA_DIR), "the data root, holding sqa/")
-    questions: str | None = option(None, "a questions TSV in SQA's format (default DATA_DIR/sqa/train.tsv)")
+    data_dir: str = data_dir_option("sqa/")
+    questions: str | None = option(None, "a questions TSV in SQA's format (default: DATA_DIR/sqa/train.tsv)")
     choose_on: str = option(selection_split("sqa"), "the split the rule is chosen on", choices=("train", "dev"))
     split: str = option(report_split("sqa"), "the split reported", choices=("train", "dev", "validation", "all"))
     batch_size: int = option(64, "encoder batch size")

@@ -26,7 +26,7 @@ from eval.retrieval import print_results
 from retrieval.config import option, parse_config
 from retrieval.ctbls.state_rerank import StateReranker
 from retrieval.data.jsonio import DataError
-from retrieval.data.paths import DATA_DIR
+from retrieval.data.paths import data_dir_option
 
 RUNS = Path("runs/demo")
 
@@ -46,7 +46,7 @@ class DemoArguments:
     """The main job end to end on the default data and the packaged models."""
 
     force: bool = option(False, "rerun stages whose outputs exist")
-    data_dir: str = option(str(DATA_DIR), "folder holding ottqa/, zyphra_temporal/, locomo/")
+    data_dir: str = data_dir_option("ottqa/, zyphra_temporal/, locomo/ and sqa/")
     llm: str = option("smollm2", "LLM for the answered turns and the response grid")
 
 
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     sqa_stages(py, accelerate, data, a.force)
     # One log keeps the demo short; the README's figures come from every log (drop --logs). The tuned content
     # encoder is trained on LoCoMo conversations other than log 26's (conv-26), so log 26 measures retrieval.
-    temporal = [py, "-m", "eval.temporal", "--config", "configs/temporal.yaml", "--data-dir",
+    temporal = [py, "-m", "eval.temporal", "--config", "configs/temporal.yaml", "--zyphra-dir",
                 str(data / "zyphra_temporal"), "--logs", "26"]
     stage("evaluate temporal memory on log 26 (rule planner, packaged MiniLM) against semantic baselines",
           temporal + ["--output", str(RUNS / "eval_temporal.json")], RUNS / "eval_temporal.json", a.force)

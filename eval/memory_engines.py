@@ -132,7 +132,7 @@ def zyphra_figures(report: dict) -> dict:
 
 def run(args: EnginesArguments) -> dict:
     encoder = load_encoder(args.encoder)
-    config = replace(temporal.TemporalEvalConfig(), data_dir=args.zyphra, logs=args.logs, cache_dir=args.cache_dir,
+    config = replace(temporal.TemporalEvalConfig(), zyphra_dir=args.zyphra, logs=args.logs, cache_dir=args.cache_dir,
                      latency_sample=args.latency_sample, content_cutoffs=[], semantic_ks=[10])
     out: dict = {"engines": {}, "zyphra_agreement": {}, "locomo_agreement": {}}
     recorded: dict[str, dict] = {}

@@ -43,6 +43,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from eval.fine_stage import SpanStage, choose_spans, exact_match, training_examples
 from eval.generation import ROUGE_TYPES, generate_all, rouge_scores
@@ -56,14 +57,13 @@ from retrieval.ctbls.prompts import DEFAULT_KNOWLEDGE_BUDGET, RESPONSE_SYSTEM_PR
 from retrieval.ctbls.span_choice import FINE_STAGES, SCORINGS, SpanChoice, span_cells
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.ctbls.table_retriever import DenseTableRetriever
-from retrieval.data.ottqa import DEFAULT_DATA_DIR, load_passages, load_questions, load_tables
+from retrieval.data.ottqa import load_passages, load_questions, load_tables
 from retrieval.data.ottqa_conversations import BenchmarkReport, build_conversations, require_conversations
-from retrieval.data.paths import DATA_DIR, default_cache_dir
+from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.data.types import Conversation, Table
 from retrieval.llm import LLMBackend, load_backend
 from retrieval.search.bm25 import BM25Retriever
 
-DATA = DEFAULT_DATA_DIR  # ../shared/data/ottqa
 TABLE_SETTINGS = ("bm25", "dtr", "gold")
 logger = logging.getLogger(__name__)
 
@@ -239,13 +239,13 @@ class ResponseEvalArguments:
     llm: str | dict = option("smollm2", "LLM spec: 'smollm2', 'openai:MODEL', or a JSON mapping")
     cache: str = option(help="sqlite generation cache ('' for none)",
         default_factory=lambda: default_cache_dir("generations.sqlite"))
-    tables: str = option(str(DATA / "tables.jsonl"), "OTT-QA tables.jsonl")
-    questions: str = option(str(DATA / "questions_dev.json"), "OTT-QA questions file")
-    passages: str = option(str(DATA / "passages_dev.jsonl"),
-        "linked page intros ('' for none; a missing file is an error)")
+    data_dir: str = data_dir_option("ottqa/ or sqa/ (--dataset)", aliases=["--sqa-data"])
+    tables: str | None = option(None, "OTT-QA tables.jsonl (default: DATA_DIR/ottqa/tables.jsonl)")
+    questions: str | None = option(None, "OTT-QA questions file (default: DATA_DIR/ottqa/questions_dev.json)")
+    passages: str | None = option(None, "linked page intros (default: DATA_DIR/ottqa/passages_dev.jsonl; '' for none; "
+        "a missing file is an error)")
     dataset: str = option("ottqa", "ottqa (ROUGE of answers) or sqa (answer accuracy of cell sets)",
         choices=("ottqa", "sqa"))
-    sqa_data: str = option(str(DATA_DIR), "--dataset sqa: the data root holding sqa/ (train.tsv, table_csv/, ...)")
     sqa_questions: str | None = option(None, "--dataset sqa: a questions TSV in SQA's format (default sqa/train.tsv)")
     split: str | None = option(None, "the split's conversations (default: test for OTT-QA, validation for SQA)",
         choices=("train", "val", "test", "all", "dev", "validation"))
@@ -273,6 +273,10 @@ class ResponseEvalArguments:
     predictions: str | None = option(None, "JSONL file for every turn's tables, cells and answers")
 
     def __post_init__(self) -> None:
+        ottqa = Path(self.data_dir) / "ottqa"
+        self.tables = self.tables or str(ottqa / "tables.jsonl")
+        self.questions = self.questions or str(ottqa / "questions_dev.json")
+        self.passages = str(ottqa / "passages_dev.jsonl") if self.passages is None else self.passages
         splits = {"ottqa": ("train", "val", "test", "all"), "sqa": ("train", "dev", "validation")}[self.dataset]
         self.split = self.split or splits[-1 if self.dataset == "sqa" else 2]
         if self.split not in splits:

@@ -108,11 +108,11 @@ def main_sqa(a) -> dict:
     from retrieval.llm import load_backend
 
     tracker = CellStateTracker.from_pretrained(a.tracker)
-    data = load_conversation_set("sqa", a.split, a.sqa_data, a.sqa_questions)
+    data = load_conversation_set("sqa", a.split, a.data_dir, a.sqa_questions)
     if a.max_conversations is not None:
         keep = data.conversations[:a.max_conversations]
         data = replace(data, conversations=keep, tables={c.table_id: data.tables[c.table_id] for c in keep})
-    dev = load_conversation_set("sqa", selection_split("sqa"), a.sqa_data) if "extractive" in a.fine_stage else None
+    dev = load_conversation_set("sqa", selection_split("sqa"), a.data_dir) if "extractive" in a.fine_stage else None
     tables = {**(dev.tables if dev else {}), **data.tables}
     tracker.index_tables(tables.values(), batch_size=a.batch_size, cache_dir=a.cache_dir or None,
                          cache_per_table=True)
@@ -120,7 +120,7 @@ def main_sqa(a) -> dict:
     llm = load_backend(a.llm, cache=a.cache or None) if set(a.fine_stage) - {"extractive"} else None
     examples = []
     if "spans" in a.fine_stage and stage.shots:
-        train = load_conversation_set("sqa", a.examples_split, a.sqa_data)
+        train = load_conversation_set("sqa", a.examples_split, a.data_dir)
         examples = training_examples(train.conversations, train.tables, {}, tracker.settings, stage,
                                      kinds=("cell",), per_kind=stage.shots)
     rows, records = evaluate_sqa(tracker, data, dev, llm, fine_stages=a.fine_stage, stage=stage, examples=examples,

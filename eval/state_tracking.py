@@ -59,7 +59,7 @@ from retrieval.data.conversation_sets import (
 )
 from retrieval.data.hybridialogue import load_hybridialogue
 from retrieval.data.jsonio import DataError
-from retrieval.data.paths import DATA_DIR, default_cache_dir
+from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.cached_index import cached_index
 from retrieval.search.fusion import reciprocal_rank_fusion
@@ -256,7 +256,7 @@ class StateTrackingEvalArguments:
         "anchor on the same budget: the row 'tracker (no history)'")
     dataset: str = option("ottqa", "ottqa (OTT-QA's questions grouped by table) or sqa (SQA's question sequences)",
         choices=DATASETS)
-    data_dir: str = option(str(DATA_DIR), "the data root, holding ottqa/ and sqa/")
+    data_dir: str = data_dir_option("ottqa/ and sqa/")
     dtr: str | None = option(None, "DTR folder, or 'untuned', for the end-to-end setting (omit to skip it)")
     dtr_pool: str = option("all", "tables the DTR chooses from: all of --tables, or the split's",
         choices=("all", "split"))

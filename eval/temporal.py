@@ -1,7 +1,7 @@
 """Temporal memory on Zyphra's TemporalMemoryDataset: recall, precision and F2 of the retrieved responses.
 
-    python -m eval.temporal --data-dir ../shared/data/zyphra_temporal --output runs/temporal.json
-    python -m eval.temporal --data-dir DIR --logs 26 28 --llm smollm2 --llm-sample 20
+    python -m eval.temporal --zyphra-dir ../shared/data/zyphra_temporal --output runs/temporal.json
+    python -m eval.temporal --zyphra-dir DIR --logs 26 28 --llm smollm2 --llm-sample 20
     python -m eval.temporal --config configs/temporal.yaml --output runs/temporal.json   # or: ctbls-eval-temporal
     python -m eval.temporal --config configs/temporal.yaml --questions-dir eval/bank     # the phrasing bank
 
@@ -59,9 +59,10 @@ HANDLINGS = {"original": "none", "context": "context", "rewrite": "carry"}
 class TemporalEvalConfig:
     """Temporal memory on Zyphra's TemporalMemoryDataset (``configs/temporal.yaml``; flags override)."""
 
-    data_dir: str = option(str(ZYPHRA_DIR), "a folder in Zyphra's layout (ConversationData/, TestData/)")
-    questions_dir: str | None = option(None, "read TestData/ from this folder instead of --data-dir's (e.g. the "
-        "question bank eval/bank; the logs still come from --data-dir)")
+    zyphra_dir: str = option(str(ZYPHRA_DIR), "a folder in Zyphra's layout (ConversationData/, TestData/); --data-dir "
+        "is its old name here (everywhere else it is the data root)", aliases=["--data-dir"])
+    questions_dir: str | None = option(None, "read TestData/ from this folder instead of --zyphra-dir's (e.g. the "
+        "question bank eval/bank; the logs still come from --zyphra-dir)")
     logs: list[str] | None = option(None, "log ids to evaluate (default: all in the folder)")
     encoder: str | None = option(None, "dual encoder checkpoint folder or backbone (default: packaged MiniLM)")
     cache_dir: str | None = option(help="document embeddings, keyed by encoder identity and texts ('' for none)",
@@ -278,12 +279,12 @@ def print_report(summary: dict, latency: dict) -> None:
 def evaluate(config: TemporalEvalConfig, encoder=None, wrap=None) -> dict:
     """The report of ``config``; ``wrap`` (memory, log id) -> memory: the memory each log's questions are asked of
     (``eval.memory_engines``: the same rows in a living memory on another engine), default the log's table."""
-    paths = log_paths(config.data_dir)
+    paths = log_paths(config.zyphra_dir)
     logs = [str(x) for x in config.logs] if config.logs else list(paths)
     missing = [log for log in logs if log not in paths]
     if missing:
-        raise DataError(f"{config.data_dir}/ConversationData: no logs {missing}")
-    questions = read_questions(config.questions_dir or config.data_dir, set(logs))
+        raise DataError(f"{config.zyphra_dir}/ConversationData: no logs {missing}")
+    questions = read_questions(config.questions_dir or config.zyphra_dir, set(logs))
     encoder = encoder or load_encoder(config.encoder)
     planner = RulePlanner(PlannerConfig(content_k=config.content_k, content_margin=config.content_margin,
                                         fallback_k=config.fallback_k, fallback_margin=config.fallback_margin))

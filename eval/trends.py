@@ -40,7 +40,7 @@ from eval.report import run_cli
 from retrieval.atomic import save_with, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
-from retrieval.data.paths import DATA_DIR, default_cache_dir
+from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.search.cached_index import cached_index
 from retrieval.trends.analysis import PERIOD_COLUMN, enumerate_periods, topic_scores
@@ -238,7 +238,7 @@ def summarise(rows: list[dict]) -> dict:
 class TrendsEvalArguments:
     """Trend counts against topics planted at known rates into real conversation logs."""
 
-    data_dir: str = option(str(DATA_DIR), "folder holding zyphra_temporal/", aliases=["--data"])
+    data_dir: str = data_dir_option("zyphra_temporal/", aliases=["--data"])
     logs: list[str] = option(list(DEFAULT_LOGS), "Zyphra log ids to evaluate on")
     calibration_log: str = option("26", "log whose planted copy calibrates 'labelled'")
     calibration_positives: int = option(20, "labelled on-topic examples")

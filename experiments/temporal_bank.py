@@ -1,6 +1,6 @@
 """A bank of temporal questions as people ask them, with gold rows computed from the logs' metadata.
 
-    python -m experiments.temporal_bank --data-dir ../shared/data/zyphra_temporal --output eval/bank
+    python -m experiments.temporal_bank --zyphra-dir ../shared/data/zyphra_temporal --output eval/bank
     python -m eval.temporal --questions-dir eval/bank --logs 26 28 41          # development logs
     python -m eval.temporal --questions-dir eval/bank --logs 42 43 44 45 47 48 # held-out logs
 
@@ -369,7 +369,7 @@ def build(data_dir: Path, logs: list[str], seed: int) -> dict[tuple[str, str], d
 class BankConfig:
     """Write the phrasing bank in Zyphra's TestData layout."""
 
-    data_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder (the logs' ConversationData/)")
+    zyphra_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder (the logs' ConversationData/)", aliases=["--data-dir"])
     logs: list[str] = option([*DEV_LOGS, *HELD_LOGS], "the logs to ask about")
     output: str = option("eval/bank", "writes OUTPUT/TestData/<kind>/test_<family>.json")
     seed: int = option(14, "seed of the questions' choices")
@@ -378,7 +378,7 @@ class BankConfig:
 def main(argv: list[str] | None = None) -> int:
     args = parse_config(BankConfig, argv, prog="python -m experiments.temporal_bank",
                         description=__doc__.split("\n")[0])
-    data_dir = Path(args.data_dir)
+    data_dir = Path(args.zyphra_dir)
     missing = [g for g in args.logs if not (data_dir / "ConversationData" / f"{g}.json").is_file()]
     if missing:
         print(f"error: {data_dir}/ConversationData has no logs {missing}", file=sys.stderr)

@@ -40,7 +40,7 @@ from retrieval.search.english import ENGLISH_STOP_WORDS, english_stemmer
 class TopicDecisionConfig:
     """Accuracy of the planner's "does this question name a topic" on questions whose answer is known."""
 
-    data_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder (ConversationData/, TestData/)")
+    zyphra_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder (ConversationData/, TestData/)", aliases=["--data-dir"])
     locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON (locomo_open.json)")
     bank_dir: str = option("eval/bank", "the phrasing bank (TestData/ in Zyphra's layout)")
     output: str | None = option(None, "write the results as JSON here")
@@ -74,8 +74,8 @@ def evaluate(config: TopicDecisionConfig) -> dict:
         if now != expect and name.startswith("bank/dev") and len(row["misses"]) < 20:
             row["misses"].append(question)
 
-    for source, base in (("zyphra", config.data_dir), ("bank", config.bank_dir)):
-        paths = log_paths(config.data_dir)
+    for source, base in (("zyphra", config.zyphra_dir), ("bank", config.bank_dir)):
+        paths = log_paths(config.zyphra_dir)
         for log, path in paths.items():
             utterances = read_zyphra_log(path)
             resolver = TimeResolver(utterances[-1].timestamp)

@@ -12,7 +12,8 @@
 - ``--config FILE``: a flat YAML mapping whose keys are the dataclass's fields; a key that is not one ends the
   command with ``FILE: unknown key 'x'`` (exit code 2), a value of the wrong type with the key and file named.
 - Every field is a flag ``--kebab-name``; ``--snake_name`` is accepted as an alias (not shown in ``--help``), and
-  so is any old spelling listed in the field's ``aliases``. Flags override the file, the file the defaults.
+  so is any old spelling listed in the field's ``aliases`` (as a flag, and as a key of a config file: a renamed
+  setting's old files still read). Flags override the file, the file the defaults.
 - Types come from the annotations: ``bool`` (``--x``, ``--no-x``, or ``--x true|false``), ``int``, ``float``,
   ``str``, ``X | None`` (the text ``none`` or ``null`` is None), ``list[X]`` (several values after the flag).
 - :func:`option` is ``dataclasses.field`` with the field's metadata as arguments: ``help``; ``choices``;
@@ -276,6 +277,8 @@ def read_config(cls: type, path: str | Path) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     known = {f.name: f for f in dataclasses.fields(cls)}
+    for f in dataclasses.fields(cls):  # a renamed setting's old key
+        known.update({_snake(a)[2:]: f for a in f.metadata.get("aliases", ()) if _snake(a)[2:] not in known})
     unknown = [str(k) for k in data if str(k).replace("-", "_") not in known]
     if unknown:
         raise ConfigError(f"{path}: unknown key{'s' if len(unknown) > 1 else ''} "

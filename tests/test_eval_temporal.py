@@ -49,7 +49,7 @@ def test_read_questions(tmp_path):
 def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
     folder = zyphra_folder(tmp_path / "data")
     out = tmp_path / "report.json"
-    code = temporal.main(["--data-dir", str(folder), "--encoder", tiny_backbone, "--cache-dir", str(tmp_path / "c"),
+    code = temporal.main(["--zyphra-dir", str(folder), "--encoder", tiny_backbone, "--cache-dir", str(tmp_path / "c"),
                           "--semantic-ks", "1", "2", "--content-k", "1", "--content-cutoffs", "1", "2",
                           "--output", str(out)])
     printed = capsys.readouterr().out
@@ -81,7 +81,7 @@ def test_eval_temporal_end_to_end(tmp_path, tiny_backbone, capsys):
 
 
 def test_eval_temporal_rejects_a_wrong_folder(tmp_path, capsys):
-    assert temporal.main(["--data-dir", str(tmp_path)]) == 2
+    assert temporal.main(["--zyphra-dir", str(tmp_path)]) == 2
     assert "ConversationData" in capsys.readouterr().err
 
 

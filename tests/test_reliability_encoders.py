@@ -124,7 +124,7 @@ def test_temporal_and_trend_commands_refuse_a_causal_encoder(folders, tmp_path, 
     from tests.test_eval_temporal import zyphra_folder
 
     data = zyphra_folder(tmp_path / "zyphra")
-    assert temporal.main(["--data-dir", str(data), "--encoder", str(folders["llama"]), "--cache-dir", ""]) == 2
+    assert temporal.main(["--zyphra-dir", str(data), "--encoder", str(folders["llama"]), "--cache-dir", ""]) == 2
     assert f"{folders['llama']}: a causal language model" in capsys.readouterr().err
     log = data / "ConversationData" / "1.json"
     assert temporal_memory.main(["ask", "--log", str(log), "what did we discuss?", "--encoder",

@@ -126,7 +126,7 @@ def test_eval_temporal_scores_the_kinds_it_has(tmp_path, tiny_backbone, capsys):
     shutil.rmtree(folder / "TestData" / "content_time_qs")  # a user's own file: time questions only
     shutil.rmtree(folder / "TestData" / "ambiguous_time_qs")
     out = tmp_path / "report.json"
-    code = temporal.main(["--data-dir", str(folder), "--encoder", tiny_backbone, "--cache-dir", "",
+    code = temporal.main(["--zyphra-dir", str(folder), "--encoder", tiny_backbone, "--cache-dir", "",
                           "--semantic-ks", "1", "--output", str(out)])
     printed = capsys.readouterr().out
     assert code == 0 and "== time questions" in printed and "== time+content" not in printed

@@ -57,7 +57,7 @@ def test_sqa_command_scores_every_fine_stage(tiny, tiny_lm_dir, tmp_path, monkey
     tiny_llm = load_backend(f"transformers:{tiny_lm_dir}")
     monkeypatch.setattr("retrieval.llm.load_backend", lambda spec, cache=None: tiny_llm)
     out, preds = tmp_path / "sqa.json", tmp_path / "sqa.jsonl"
-    results = response.main(["--dataset", "sqa", "--sqa-data", str(folder.parent), "--tracker", str(tiny["tracker"]),
+    results = response.main(["--dataset", "sqa", "--data-dir", str(folder.parent), "--tracker", str(tiny["tracker"]),
                              "--split", "validation", "--cache", "", "--cache-dir", "", "--span-k", "3",
                              "--span-shots", "1", "--span-margin", "0.5", "--max-new-tokens", "4",
                              "--output", str(out), "--predictions", str(preds)])

@@ -78,6 +78,6 @@ def test_the_committed_bank_is_in_zyphras_layout_and_big_enough():
 
 @pytest.mark.skipif(not (ZYPHRA_DIR / "ConversationData" / "26.json").exists(), reason="needs the Zyphra logs")
 def test_the_committed_bank_is_what_the_generator_writes(tmp_path):
-    assert bank.main(["--data-dir", str(ZYPHRA_DIR), "--output", str(tmp_path)]) == 0
+    assert bank.main(["--zyphra-dir", str(ZYPHRA_DIR), "--output", str(tmp_path)]) == 0
     for path in sorted(BANK.glob("TestData/*/*.json")):
         assert json.loads(path.read_text()) == json.loads((tmp_path / path.relative_to(BANK)).read_text()), path.name

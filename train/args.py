@@ -12,7 +12,7 @@ from pathlib import Path
 from models.pooling import POOLING_MODES
 from retrieval.config import option
 from retrieval.config import save_config as save_args  # noqa: F401  (train/loop.py writes config.yaml with it)
-from retrieval.data.paths import DATA_DIR
+from retrieval.data.paths import data_dir_option
 
 
 @dataclass
@@ -43,7 +43,7 @@ class TrainingArguments:
     resume_from_checkpoint: str | None = option(None, "a checkpoint folder or 'latest'")
     report_to: str = option("none", "none, tensorboard or wandb (offline)")
     gather_across_processes: bool = option(True, "in-batch negatives from all processes")
-    data_dir: str = option(str(DATA_DIR), "folder holding ottqa/ and locomo/")
+    data_dir: str = data_dir_option("ottqa/ and locomo/")
     tables: str | None = option(None, "tables.jsonl (default: DATA_DIR/ottqa)")
     questions: str | None = option(None, "questions file (default: DATA_DIR/ottqa)")
     passages: str | None = option(None, "passages_dev.jsonl (default: DATA_DIR/ottqa)")

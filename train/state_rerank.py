@@ -34,7 +34,7 @@ from retrieval.ctbls.state_rerank import (
 from retrieval.ctbls.state_tracker import CellStateTracker, dialogue_turns
 from retrieval.data.conversation_sets import ConversationSet, load_conversation_set, selection_split
 from retrieval.data.jsonio import DataError, run_cli
-from retrieval.data.paths import DATA_DIR, default_cache_dir
+from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.search.metrics import ranking_metrics
 
 GRID = (RerankSettings("logistic", c=1.0), RerankSettings("hgb", 300, 4, learning_rate=0.05),
@@ -101,7 +101,7 @@ class StateRerankArguments:
     """Fit the state-aware re-ranker on train tables, choose its settings on dev, save it with the tracker."""
 
     tracker: str = option(help="trained tracker folder (train/state_tracker.py --dataset sqa)")
-    data_dir: str = option(str(DATA_DIR), "the data root, holding sqa/")
+    data_dir: str = data_dir_option("sqa/")
     questions: str | None = option(None, "a questions TSV in SQA's format (default DATA_DIR/sqa/train.tsv)")
     train_tables: int = option(200, "train tables whose turns the re-ranker is fitted on (0: all; CPU: cells are "
                                     "encoded)")

@@ -40,7 +40,7 @@ from retrieval.app.tables_tab import build_tables_tab
 from retrieval.app.trends_demo import TrendsDemo
 from retrieval.app.trends_tab import build_trends_tab
 from retrieval.config import option, parse_config
-from retrieval.data.paths import DATA_DIR, default_cache_dir
+from retrieval.data.paths import data_dir_option, default_cache_dir
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home from a page on a closed network
 
@@ -117,7 +117,7 @@ def _demo_default(name: str) -> str | None:
 class AppArguments:
     """Start the web page: tables, memory, trends and a live memory, each beside its baseline."""
 
-    data_dir: str = option(str(DATA_DIR), "folder holding ottqa/, sqa/, zyphra_temporal/, locomo/")
+    data_dir: str = data_dir_option("ottqa/, sqa/, zyphra_temporal/ and locomo/")
     dtr: str | None = option(help="Dense Table Retriever checkpoint (default: make demo's, else the packaged MiniLM)",
                              default_factory=lambda: _demo_default("dtr"))
     tracker: str | None = option(help="cell state tracker checkpoint (default: make demo's, else the packaged MiniLM)",

@@ -20,7 +20,7 @@ from pathlib import Path
 from retrieval.config import option, parse_config, save_config
 from retrieval.data.hf_datasets import BENCHMARKS, FORMATS, benchmark, build, write
 from retrieval.data.jsonio import run_cli
-from retrieval.data.paths import DATA_DIR
+from retrieval.data.paths import data_dir_option
 
 
 @dataclass
@@ -29,7 +29,7 @@ class ExportArguments:
 
     dataset: str = option(help="which benchmark", choices=tuple(BENCHMARKS))
     output_dir: str = option(help="folder the files go into (NAME/, NAME.jsonl, NAME.parquet)")
-    data_dir: str = option(str(DATA_DIR), "the data root, holding ottqa/, zyphra_temporal/, locomo/ and sqa/")
+    data_dir: str = data_dir_option("ottqa/, zyphra_temporal/, locomo/ and sqa/")
     split: str | None = option(None, "only this split (ottqa-*: train, val or test; sqa: train, dev or "
                                      "validation); default: every row, each naming its split")
     formats: list[str] = option(list(FORMATS), "what to write: disk (save_to_disk), json (JSON lines), parquet",

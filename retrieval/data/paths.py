@@ -2,7 +2,9 @@
 and where caches go.
 
 Every command takes its data paths as arguments; this is only their default. Each dataset's folder is a
-sub-folder of :data:`DATA_DIR` (``ottqa/``, ``zyphra_temporal/``, ``locomo/``, ``sqa/``).
+sub-folder of :data:`DATA_DIR` (``ottqa/``, ``zyphra_temporal/``, ``locomo/``, ``sqa/``). A command's
+``--data-dir`` is always this root (:func:`data_dir_option`); a flag for one dataset's folder or file names the
+dataset (``--zyphra-dir``, ``--locomo``).
 
 Caches (document embeddings, LLM generations, the converted SmolLM2) are kept under one folder,
 :func:`default_cache_dir`: ``$CTBLS_CACHE_DIR`` when set, else ``runs/cache`` under the working
@@ -13,7 +15,10 @@ them all (a cache is only ever a speed-up: deleting it changes no result).
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
+
+from retrieval.config import option
 
 CACHE_DIR_VARIABLE = "CTBLS_CACHE_DIR"
 DEFAULT_CACHE_DIR = "runs/cache"  # relative: under the working directory, where the figures' caches were made
@@ -33,3 +38,10 @@ def default_cache_dir(*parts: str, unset: str = DEFAULT_CACHE_DIR) -> str:
     should outlive the working directory (a converted model) fall back elsewhere.
     """
     return str(Path(os.environ.get(CACHE_DIR_VARIABLE) or unset, *parts))
+
+
+def data_dir_option(holding: str, **metadata) -> typing.Any:
+    """A command's ``--data-dir``: the data root, default :data:`DATA_DIR`; ``holding`` names the sub-folders the
+    command reads (``"ottqa/ and sqa/"``). One definition, so the flag means the same in every command."""
+    return option(str(DATA_DIR), f"the data root, holding {holding}; ${DATA_DIR_VARIABLE} sets the default",
+                  **metadata)

@@ -35,7 +35,8 @@ def log_paths(data_dir: str | Path) -> dict[str, Path]:
     """log id -> ConversationData file."""
     folder = Path(data_dir) / "ConversationData"
     if not folder.is_dir():
-        raise DataError(f"{folder}: not found; --data-dir must hold ConversationData/ and TestData/")
+        raise DataError(f"{folder}: not found; Zyphra's folder (--zyphra-dir) must hold ConversationData/ and "
+                        "TestData/")
     paths = {p.stem: p for p in sorted(folder.glob("*.json"))}
     if not paths:
         raise DataError(f"{folder}: no .json logs")
@@ -54,7 +55,7 @@ def read_questions(data_dir: str | Path, logs: set[str] | None = None) -> list[T
     """Every question version of every test file under ``TestData/``, for the given logs (default: all)."""
     root = Path(data_dir) / "TestData"
     if not root.is_dir():
-        raise DataError(f"{root}: not found; the questions' folder (--data-dir, or --questions-dir when given) "
+        raise DataError(f"{root}: not found; the questions' folder (--zyphra-dir, or --questions-dir when given) "
                         "must hold TestData/")
     out = []
     for path in sorted(root.glob("*/*.json")):
