@@ -235,6 +235,9 @@ CHECKS: list[Check] = [
     Check("CUDA_VISIBLE_DEVICES= accelerate launch --multi_gpu --num_processes 2", "parse",
           LONG_TRAIN + ", as 2 processes"),
     Check("torchrun --nproc_per_node 2", "parse", LONG_TRAIN + ", as 2 processes"),
+    # docs/command_line.md
+    Check(r"^ctbls --help\b", "run", verify=(contains("usage: ctbls <group> <command>", "memory", "experiments"),)),
+    Check(r"^ctbls memory ask --help\b", "run", verify=(contains("--log FILE", "--memory DIR"),)),
 ]
 
 
@@ -394,6 +397,11 @@ def parse_argv(example: Example) -> list[str]:
         argv = argv[1:]
     if argv[0] == "make":
         return ["make", "-n", *argv[1:]]
+    if argv[0] == "ctbls":  # ctbls GROUP COMMAND ...: the module and arguments the registry gives it
+        from ctbls.cli import resolve
+
+        _, target, rest = resolve(argv[1:])
+        return [sys.executable, "-c", PARSE_HARNESS, target.partition(":")[0], *rest]
     if "-m" in argv:  # python -m x ..., accelerate launch [its options] -m train.x ..., torchrun ... -m train.x ...
         at = argv.index("-m")
         module, rest = argv[at + 1], argv[at + 2:]

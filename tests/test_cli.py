@@ -10,82 +10,84 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ctbls.cli import main as ctbls
+from ctbls.registry import COMMANDS
+from retrieval import config
 from retrieval.config import parse_command, parse_config, read_config, write_config
+from retrieval.data.paths import DATA_DIR
 from retrieval.llm import llm_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
-# (module, argv before --help, the dataclass of its settings)
-COMMANDS = [
-    ("train.dtr", [], "DTRArguments"),
-    ("train.state_tracker", [], "StateTrackerArguments"),
-    ("train.dialogue_retriever", [], "DialogueRetrieverArguments"),
-    ("train.state_rerank", [], "StateRerankArguments"),
-    ("eval.retrieval", [], "RetrievalEvalArguments"),
-    ("eval.state_tracking", [], "StateTrackingEvalArguments"),
-    ("eval.answer_accuracy", [], "AnswerAccuracyArguments"),
-    ("eval.response", [], "ResponseEvalArguments"),
-    ("eval.temporal", [], "TemporalEvalConfig"),
-    ("eval.locomo_temporal", [], "LocomoTemporalArguments"),
-    ("eval.locomo_answers", [], "LocomoAnswersArguments"),
-    ("eval.trends", [], "TrendsEvalArguments"),
-    ("eval.demo", [], "DemoArguments"),
-    ("retrieval.ctbls.chat", [], "ChatArguments"),
-    ("retrieval.ctbls.build_index", [], "BuildIndexArguments"),
-    ("retrieval.memory.temporal_memory", ["ask"], "AskArguments"),
-    ("retrieval.trends.analysis", ["ask"], "TrendAskArguments"),
-    ("retrieval.llm.speed", [], "SpeedArguments"),
-    ("retrieval.data.export", [], "ExportArguments"),
-    ("benchmarks.encode", [], "EncodeArguments"),
-    ("benchmarks.index", [], "IndexArguments"),
-    ("benchmarks.temporal_calls", [], "TemporalCallsArguments"),
-    ("benchmarks.temporal_scale", [], "TemporalScaleArguments"),
-    ("benchmarks.train_throughput", [], "TrainThroughputArguments"),
-]
+
+def _help_argvs() -> list:
+    """``ctbls GROUP [COMMAND] --help`` for every command of the registry (each of a command's flag choices)."""
+    out = []
+    for c in COMMANDS:
+        words = [c.group, *([c.name] if c.name else [])]
+        for flag in [spec.split()[0] for spec, _ in c.by_flag] or [None]:
+            argv = [*words, *([flag, "x"] if flag else []), "--help"]
+            out.append(pytest.param(argv, id=" ".join(argv[:-1])))
+    return out
+
+
+HELP_ARGVS = _help_argvs()
+
+
+def run_help(argv: list[str], capsys) -> tuple[str, list[tuple[object, type]]]:
+    """``ctbls ARGV`` in this process: what it printed, and each (parser, settings dataclass) it built."""
+    built, real = [], config.add_fields
+
+    def recording(parser, cls):
+        built.append((parser, cls))
+        return real(parser, cls)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(config, "add_fields", recording)
+        with pytest.raises(SystemExit) as stop:
+            ctbls(argv)
+    assert stop.value.code == 0, capsys.readouterr().err
+    return capsys.readouterr().out, built
 
 
 def _settings(module: str, name: str) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-@pytest.mark.parametrize("module, prefix, settings", COMMANDS, ids=[c[0] for c in COMMANDS])
-def test_every_command_has_help(module, prefix, settings, capsys):
-    main = importlib.import_module(module).main
-    with pytest.raises(SystemExit) as stop:
-        main([*prefix, "--help"])
-    assert stop.value.code == 0
-    text = capsys.readouterr().out
-    assert "--config FILE" in text
-    cls = _settings(module, settings)
-    for f in dataclasses.fields(cls):
-        assert f.metadata.get("help"), f"{cls.__name__}.{f.name} has no help text"
-        if not f.metadata.get("positional"):
-            assert "--" + f.name.replace("_", "-") in text  # shown in kebab-case ...
-            assert "--" + f.name + " " not in text or "_" not in f.name  # ... the snake_case alias is not
+@pytest.mark.parametrize("argv", HELP_ARGVS)
+def test_every_command_has_help(argv, capsys):
+    text, built = run_help(argv, capsys)
+    assert "--config FILE" in text and built
+    for parser, cls in built:  # every sub-command's parser, not only the one printed
+        shown = parser.format_help()
+        for f in dataclasses.fields(cls):
+            assert f.metadata.get("help"), f"{cls.__name__}.{f.name} has no help text"
+            if not f.metadata.get("positional"):
+                assert "--" + f.name.replace("_", "-") in shown  # shown in kebab-case ...
+                assert "--" + f.name + " " not in shown or "_" not in f.name  # ... the snake_case alias is not
 
 
-def test_subcommands_list_their_commands(capsys):
-    for module in ("retrieval.memory.temporal_memory", "retrieval.trends.analysis"):
-        with pytest.raises(SystemExit) as stop:
-            importlib.import_module(module).main(["--help"])
-        assert stop.value.code == 0 and "ask" in capsys.readouterr().out
-
-
-def test_console_scripts_name_real_commands():
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    modules = {target.split(":")[0] for target in scripts.values()}
-    assert {"eval.retrieval", "eval.state_tracking", "eval.response", "eval.temporal", "eval.locomo_temporal",
-            "eval.trends", "retrieval.ctbls.chat", "retrieval.memory.temporal_memory",
-            "retrieval.trends.analysis", "retrieval.data.export", "train.dtr", "train.state_tracker"} <= modules
-    for name, target in scripts.items():
-        module, _, attr = target.partition(":")
-        assert callable(getattr(importlib.import_module(module), attr)), name
+def test_data_dir_is_the_data_root_everywhere(capsys):
+    """``--data-dir`` means one thing: the data root (retrieval.data.paths.DATA_DIR, $CTBLS_DATA_DIR); a flag for
+    one dataset's folder names the dataset (--zyphra-dir), and no other setting defaults to the root."""
+    checked = set()
+    for param in HELP_ARGVS:
+        for _, cls in run_help(param.values[0], capsys)[1]:
+            for f in dataclasses.fields(cls):
+                default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+                if f.name == "data_dir":
+                    assert f.metadata["help"].startswith("the data root, holding "), cls.__name__
+                    assert default == str(DATA_DIR), cls.__name__
+                    checked.add(cls.__name__)
+                else:
+                    assert default != str(DATA_DIR), f"{cls.__name__}.{f.name} is the data root: name it data_dir"
+    assert {"DTRArguments", "ResponseEvalArguments", "ExportArguments", "TrendsEvalArguments"} <= checked
 
 
 def test_no_command_builds_its_own_parser():
     """One mechanism: argparse appears only in retrieval/config.py."""
-    users = [str(p.relative_to(REPO)) for pkg in ("models", "retrieval", "train", "eval", "benchmarks", "experiments")
+    users = [str(p.relative_to(REPO)) for pkg in ("models", "retrieval", "train", "eval", "benchmarks", "experiments",
+                                                  "ctbls")
              for p in (REPO / pkg).rglob("*.py") if "import argparse" in p.read_text()]
     assert users == ["retrieval/config.py"]
 
@@ -110,6 +112,11 @@ SAME = [  # (module, dataclass, the new spelling, an old or snake_case one)
      ["--spec", "openai:m", "--fresh_conversion", "true"]),
     ("benchmarks.temporal_calls", "TemporalCallsArguments", ["--n-questions", "3", "--answer-rows", "2"],
      ["--questions", "3", "--answer_rows", "2"]),
+    # renamed so that --data-dir is the data root everywhere: the old spellings still parse
+    ("eval.temporal", "TemporalEvalConfig", ["--zyphra-dir", "z"], ["--data-dir", "z"]),
+    ("experiments.temporal_bank", "BankConfig", ["--zyphra-dir", "z"], ["--data-dir", "z"]),
+    ("eval.response", "ResponseEvalArguments", ["--tracker", "t", "--dataset", "sqa", "--data-dir", "d"],
+     ["--tracker", "t", "--dataset", "sqa", "--sqa-data", "d"]),
 ]
 
 
@@ -117,6 +124,17 @@ SAME = [  # (module, dataclass, the new spelling, an old or snake_case one)
 def test_kebab_snake_and_old_spellings_parse_alike(module, settings, new, old):
     cls = _settings(module, settings)
     assert parse_config(cls, new) == parse_config(cls, old)
+
+
+def test_a_renamed_settings_old_key_reads_in_a_config_file(tmp_path):
+    from eval.response import ResponseEvalArguments
+    from eval.temporal import TemporalEvalConfig
+
+    old = tmp_path / "old.yaml"
+    old.write_text("data_dir: z\n")  # eval.temporal's Zyphra folder before it was --zyphra-dir
+    assert parse_config(TemporalEvalConfig, ["--config", str(old)]).zyphra_dir == "z"
+    old.write_text("sqa_data: d\ntracker: t\ndataset: sqa\n")
+    assert parse_config(ResponseEvalArguments, ["--config", str(old)]).data_dir == "d"
 
 
 def test_subcommand_spellings_and_repeated_flags():
@@ -264,12 +282,30 @@ def test_demo_commands_parse(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(demo.subprocess, "run", lambda cmd, check: ran.append(cmd))
     with pytest.raises(FileNotFoundError):  # the summary reads outputs the stages did not write
         demo.main(["--force"])
-    settings = {module: (_settings(module, name), prefix) for module, prefix, name in COMMANDS}
+    registered = {m for c in COMMANDS for m in c.modules}
     for cmd in ran:
         # python -m module ..., or python -m accelerate.commands.launch [its options] -m train.x ...: the last -m
         at = max(i for i, part in enumerate(cmd) if part == "-m")
-        module, args = cmd[at + 1], cmd[at + 2:]
-        cls, prefix = settings[module]
-        parsed = parse_command({"ask": (cls, "")}, args)[1] if prefix else parse_config(cls, args)
-        assert isinstance(parsed, cls)
+        assert cmd[at + 1] in registered, cmd
+        assert parses(cmd[at + 1], cmd[at + 2:], monkeypatch), cmd
     assert len(ran) == 15
+
+
+class Parsed(Exception):
+    pass
+
+
+def parses(module_name: str, argv: list[str], monkeypatch) -> bool:
+    """Whether ``module_name``'s main accepts ``argv``: it stops right after its parser (nothing runs)."""
+    module = importlib.import_module(module_name)
+    for name in ("parse_config", "parse_command"):
+        if hasattr(module, name):
+            def parsed(*args, _real=getattr(module, name), **kwargs):
+                _real(*args, **kwargs)
+                raise Parsed
+            monkeypatch.setattr(module, name, parsed)
+    try:
+        module.main(argv)
+    except Parsed:
+        return True
+    return False

@@ -1,0 +1,5 @@
+import sys
+
+from ctbls.cli import main
+
+sys.exit(main())
