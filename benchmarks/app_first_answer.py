@@ -2,7 +2,7 @@
 
     python -m benchmarks.app_first_answer --output runs/bench/app_first_answer.json [--llm none] [--repeats 5]
 
-The page (``retrieval.app``) is started as ``ctbls-app`` starts it, on the packaged models and the shipped data
+The page (``retrieval.app``) is started as ``ctbls app`` starts it, on the packaged models and the shipped data
 (or the checkpoints given), then loaded ``--repeats`` times in headless Chromium (Debian's, as the suite drives it),
 each time in a fresh browser context. Per load: the page's load (navigation to the question box ready), then on the
 Tables tab the first question of another OTT-QA test conversation each time (so no answer comes from a cache of the

@@ -1,7 +1,7 @@
 """LoCoMo's temporal questions (category 2): recall@k of the evidence turns, time-aware against semantic only.
 
     python -m eval.locomo_temporal --locomo ../shared/data/locomo/locomo_open.json --output runs/locomo_temporal.json
-    ctbls-eval-locomo-temporal --samples conv-26 conv-30 --output runs/locomo_temporal_a.json   # a console script
+    ctbls eval locomo-temporal --samples conv-26 conv-30 --output runs/locomo_temporal_a.json   # the same command
 
 - ``semantic``: dense search over every turn of the conversation with the question;
 - ``semantic_meta``: the same over turns with their session and date written into the text;

@@ -5,7 +5,7 @@
         [--predictions runs/eval_response.jsonl] [--cache $CTBLS_CACHE_DIR/generations.sqlite]
         [--fine-stage free spans extractive] [--table-setting bm25 dtr gold] [--span-scoring pmi]
     python -m eval.response --dataset sqa --tracker runs/state_tracker_sqa --split validation   # eval/response_sqa.py
-    ctbls-eval-response ...        # the same, as a console script
+    ctbls eval response ...        # the same, as a command
 
 Every turn of every OTT-QA conversation of the split is answered by the LLM in these settings:
 

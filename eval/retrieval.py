@@ -1,7 +1,7 @@
 """Evaluate table retrieval: BM25, the untuned encoder, the trained DTR and their fusion, side by side.
 
     python -m eval.retrieval --dtr runs/dtr [--tables FILE] [--questions FILE] [--split test]
-        [--output runs/dtr/eval_retrieval.json]        # or: ctbls-eval-retrieval ...
+        [--output runs/dtr/eval_retrieval.json]        # or: ctbls eval retrieval ...
 
 Two candidate pools: every table in ``--tables`` ("all_tables") and only the tables of
 the evaluated split ("split_tables", the cTBLS paper's setting). Every question of the

@@ -8,7 +8,7 @@ reciprocal rank fusion of BM25 and the tracker, side by side.
     python -m eval.state_tracking --dataset sqa --tracker runs/state_tracker_sqa \
         --tracker-without-history runs/state_tracker_sqa_nohistory [--questions FILE.tsv] [--split validation]
         [--state-rerank auto|none|FILE]
-    ctbls-eval-state-tracking ...                                                   # the same, as a console script
+    ctbls eval state-tracking ...                                                   # the same, as a command
 
 Every turn of every conversation of the split (OTT-QA's questions grouped by table, or with
 ``--dataset sqa`` SQA's question sequences; retrieval/data/conversation_sets.py) is a query: its

@@ -2,7 +2,7 @@
 
     python -m eval.temporal --zyphra-dir ../shared/data/zyphra_temporal --output runs/temporal.json
     python -m eval.temporal --zyphra-dir DIR --logs 26 28 --llm smollm2 --llm-sample 20
-    python -m eval.temporal --config configs/temporal.yaml --output runs/temporal.json   # or: ctbls-eval-temporal
+    python -m eval.temporal --config configs/temporal.yaml --output runs/temporal.json   # or: ctbls eval temporal
     python -m eval.temporal --config configs/temporal.yaml --questions-dir eval/bank     # the phrasing bank
 
 Methods, all in one run, on every version (paraphrase) of every question:

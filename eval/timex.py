@@ -2,7 +2,7 @@
 grain, for ours and for other libraries, in one run.
 
     python -m eval.timex --output runs/timex/before.json          # the three files under ../shared/data/timex
-    ctbls-eval-timex --systems ours_event dateparser --data my_cases.jsonl --show-failures 5 --failures-of ours_event
+    ctbls eval timex --systems ours_event dateparser --data my_cases.jsonl --show-failures 5 --failures-of ours_event
 
 Cases: JSON lines with ``id, text, sentence, reference, expected_start, expected_end, grain, category`` (and
 ``alternatives``: every accepted ``[start, end)``), the format and scoring of ``../shared/data/timex/SOURCE.md``;

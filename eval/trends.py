@@ -1,6 +1,6 @@
 """Trend counts against known truth: topics planted at known per-period rates into real conversation logs.
 
-    python -m eval.trends --data-dir ../shared/data --output runs/trends/eval.json      # or: ctbls-eval-trends
+    python -m eval.trends --data-dir ../shared/data --output runs/trends/eval.json      # or: ctbls eval trends
     python -m eval.trends --logs 28 41 --calibration-log 26 --periods month session --llm-topics 2 \\
         --output runs/trends/eval_llm.json
 

@@ -1,5 +1,5 @@
 """A user trial: a hand-written chat and the questions a person would put to it, each with its key written before
-any run, asked of the file-based memory (``ctbls-memory ask --log``) and of the living memory (``ctbls-live import``
+any run, asked of the file-based memory (``ctbls memory ask --log``) and of the living memory (``ctbls memory import``
 then ``ask``), and scored.
 
     python -m eval.user_trial                                   # eval/trial/chat.jsonl, eval/trial/questions.jsonl
@@ -65,7 +65,7 @@ class TrialArguments:
     chat: str = option(str(TRIAL_DIR / "chat.jsonl"), "the chat, JSONL")
     questions: str = option(str(TRIAL_DIR / "questions.jsonl"), "the questions with their keys, JSONL")
     engines: list[str] = option(list(ENGINES), "file: the log read as ask --log reads it; living: imported into a "
-                                "new living memory as ctbls-live import does", choices=ENGINES)
+                                "new living memory as ctbls memory import does", choices=ENGINES)
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
     output: str | None = option(None, "write every question's answer and verdict as JSON here")
 

@@ -3,7 +3,7 @@
     accelerate launch --cpu --num_processes 1 -m train.dialogue_retriever --config configs/dialogue_retriever.yaml
     accelerate launch -m train.dialogue_retriever --config configs/dialogue_retriever.yaml \\
         --train-samples conv-44,conv-47,conv-48 --output-dir runs/dialogue_retriever_fold_b
-    ctbls-train-dialogue-retriever --config configs/dialogue_retriever.yaml   # the console script: one process
+    ctbls train dialogue-retriever --config configs/dialogue_retriever.yaml   # one process
 
 The untuned MiniLM matches a question to utterances that are about the same thing, often other questions
 ("Seen any good movies lately?"), more than to the utterance that answers it. Pairs: a question (as the

@@ -6,7 +6,7 @@
     CUDA_VISIBLE_DEVICES= accelerate launch --multi_gpu --num_processes 2 -m train.dtr --config configs/dtr.yaml
     torchrun --nproc_per_node 2 -m train.dtr --config configs/dtr.yaml      # CPU processes over gloo
     accelerate launch -m train.dtr --config configs/dtr.yaml --resume-from-checkpoint latest
-    ctbls-train-dtr --config configs/dtr.yaml         # the console script: one process, as accelerate --cpu would
+    ctbls train dtr --config configs/dtr.yaml         # one process, as accelerate --cpu would
 
 Pairs: (question, its table's text) for the questions of the train split's tables, plus
 optional self-supervised (pseudo-query, table) pairs from tables outside val and test; tokenised

@@ -4,7 +4,7 @@
     accelerate launch --cpu -m train.state_tracker --config configs/state_tracker.yaml --loss triplet
     accelerate launch -m train.state_tracker --config configs/state_tracker_roberta.yaml
     accelerate launch --cpu -m train.state_tracker --config configs/state_tracker_sqa.yaml
-    ctbls-train-tracker --config configs/state_tracker.yaml   # the console script: one process
+    ctbls train tracker --config configs/state_tracker.yaml   # one process
 
 Examples: every turn of the train split's conversations with an answer cell gives
 (history + query, answer cell, K other cells of the same table); see train/triplets.py. ``--dataset``

@@ -1,7 +1,7 @@
 """The web page: tables, memory, trends and a live memory, each result beside its baseline (Gradio Blocks).
 
     python -m retrieval.app.page     # http://127.0.0.1:7860, packaged models, shipped data
-    ctbls-app --dtr runs/demo/dtr --tracker runs/demo/state_tracker --llm none --port 7861   # the same, as a script
+    ctbls app --dtr runs/demo/dtr --tracker runs/demo/state_tracker --llm none --port 7861   # the same, as a script
 
 Tabs:
 

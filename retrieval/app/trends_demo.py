@@ -1,5 +1,5 @@
 """What the page's Trends tab shows: a topic's volume per period over a log or a file of documents, the samples per
-period and the report, as ``ctbls-trends ask`` writes them (:mod:`retrieval.trends`).
+period and the report, as ``ctbls trends ask`` writes them (:mod:`retrieval.trends`).
 
 Each analysis is written as its own folder under the page's output folder (``trend.json``, ``volume.png``,
 ``report.md``), so what the page shows can be opened, shared or compared later.

@@ -3,7 +3,7 @@
     python -m retrieval.ctbls.build_index --dtr runs/dtr                   # -> runs/dtr/index/tables/
     python -m retrieval.ctbls.build_index --dtr runs/dtr --tracker runs/state_tracker --split test
                        # the split's tables -> runs/dtr/index/tables/, their cells -> runs/state_tracker/index/cells/
-    ctbls-build-index --dtr runs/dtr --bf16         # encoded under bf16 autocast: chat takes --bf16 too
+    ctbls index build --dtr runs/dtr --bf16        # encoded under bf16 autocast: chat takes --bf16 too
 
 Chat and :class:`~retrieval.ctbls.pipeline.CTBLSPipeline` load a saved index in seconds (``DTR/index/tables``,
 ``TRACKER/index/cells``, or ``--index DIR`` for ``DIR/tables`` and ``DIR/cells``) instead of encoding the 8,891

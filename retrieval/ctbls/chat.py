@@ -5,7 +5,7 @@
         [--history history.json]                                                  # one turn, JSON out
     python -m retrieval.ctbls.chat --dtr runs/dtr --tracker runs/state_tracker --show-turns 3 --split test
                                                                                   # an OTT-QA conversation, in full
-    ctbls-chat --dtr runs/dtr --tracker runs/state_tracker                          # the same, as a console script
+    ctbls chat --dtr runs/dtr --tracker runs/state_tracker                          # the same, as a command
 
 The tables' index is loaded from ``DTR/index/tables`` when ``python -m retrieval.ctbls.build_index --dtr DTR``
 saved one there for these tables (seconds); otherwise the tables are encoded first (a progress bar; minutes for

@@ -1,8 +1,8 @@
 """Export a benchmark as a Hugging Face dataset: ``save_to_disk`` folder, JSON lines and Parquet.
 
     python -m retrieval.data.export --dataset ottqa-conversations --output-dir exports [--split test]
-    ctbls-export --dataset logs --output-dir exports --formats parquet
-    ctbls-export --dataset zyphra-temporal --output-dir exports --data-dir ../shared/data --max-rows 100
+    ctbls data export --dataset logs --output-dir exports --formats parquet
+    ctbls data export --dataset zyphra-temporal --output-dir exports --data-dir ../shared/data --max-rows 100
 
 Writes ``OUTPUT_DIR/NAME/`` (``datasets.load_from_disk``), ``OUTPUT_DIR/NAME.jsonl`` and ``OUTPUT_DIR/NAME.parquet``
 (``datasets.load_dataset("json" | "parquet", data_files=...)``), and the settings as ``OUTPUT_DIR/NAME.config.yaml``,

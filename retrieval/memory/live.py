@@ -5,7 +5,7 @@
     python -m retrieval.memory.live ask --memory runs/my_memory "What did I say about the dog last week?"
     python -m retrieval.memory.live recover --memory runs/my_memory   # a damaged memory.sqlite: from its snapshot
     python -m retrieval.memory.live chat --memory ann --store postgresql://me@dbhost/memories  # kept in PostgreSQL
-    ctbls-live chat --memory DIR                                                   # the same, as a console script
+    ctbls memory chat --memory DIR                                                 # the same, as a command
 
 ``chat`` reads lines from standard input. Every line is recorded as a turn of ``--speaker``, stamped with the
 time it was typed (the memory is created on first use, ``--encoder`` and ``--tz`` then set for good). A line

@@ -1,4 +1,4 @@
-"""A question's result on the terminal, as ``ask`` prints it (``ctbls-memory ask``, ``ctbls-live ask``)."""
+"""A question's result on the terminal, as ``ask`` prints it (``ctbls memory ask``)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
 Command line:
     python -m retrieval.memory.temporal_memory ask --log ../shared/data/zyphra_temporal/ConversationData/26.json \\
         "What did we discuss last Friday?" [--now 2023-10-22T12:00] [--history "..."] [--planner llm --llm smollm2]
-    ctbls-memory ask --log FILE "..."          # the same, as a console script
+    ctbls memory ask --log FILE "..."          # the same, as a command
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python -m retrieval.service.server serve --root runs/service [--port 8000] [--page]
     python -m retrieval.service.server serve --store postgresql://me@dbhost/memories   # memories in PostgreSQL
-    CTBLS_ADMIN_KEY=... ctbls-serve serve --root runs/service          # making a memory then needs X-Admin-Key
+    CTBLS_ADMIN_KEY=... ctbls serve --root runs/service               # making a memory then needs X-Admin-Key
     python -m retrieval.service.server mcp --memory runs/my_memory [--transport streamable-http --port 8765]
 
 ``serve`` holds every memory under ``--root`` (``retrieval.service.registry``) behind the API of

@@ -15,7 +15,7 @@ Command line:
         [--period auto|day|week|month|session] [--start 2023-05-01 --end 2023-09-01] [--topic "electric cars"] \\
         [--threshold null|labelled|fixed] [--confirm none|stratified|binary] [--llm smollm2|none] \\
         --output-dir runs/trends/cars [--config configs/trends.yaml]
-    ctbls-trends ask --docs FILE "..." --output-dir DIR       # the same, as a console script
+    ctbls trends ask --docs FILE "..." --output-dir DIR       # the same, as a command
 
 ``FILE``: a CSV or JSONL of ``{text, timestamp, source?, id?, session?}`` rows, or a Zyphra / LoCoMo
 conversation log (.json). Rows with a missing or unreadable timestamp are skipped, counted and listed.
