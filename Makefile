@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test test-all lint llm-server clean
+.PHONY: setup demo test test-all lint llm-server results results-table clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,31 @@ test-all: setup $(VENV)/.trackers
 
 lint: setup
 	$(VENV)/bin/ruff check .
+
+# README's "Results at a glance": every figure from a results file under results/, each written by the evaluation
+# itself (its command, settings, commit, date and data hashes inside). The trainings take about an hour on 2 cores;
+# `make results-table` only renders the table from the files.
+RUN := CTBLS_CACHE_DIR=$${CTBLS_CACHE_DIR:-runs/cache} $(PY) -m
+results: setup
+	$(VENV)/bin/accelerate launch --cpu -m train.dtr --config configs/dtr.yaml
+	$(VENV)/bin/accelerate launch --cpu -m train.state_tracker --config configs/state_tracker.yaml
+	$(PIP) install -q -e ".[peers]"
+	$(RUN) eval.retrieval --dtr runs/dtr --output runs/results/retrieval.json --results results/dtr.json
+	$(RUN) eval.state_tracking --tracker runs/state_tracker --dtr runs/dtr --dtr-pool split \
+	    --output runs/results/state_tracking.json --results results/state_tracking.json
+	$(RUN) eval.timex --output runs/results/timex.json --results results/timex.json
+	$(RUN) eval.temporal --config configs/temporal.yaml --output runs/results/temporal.json \
+	    --results results/temporal.json
+	$(RUN) eval.locomo_answers --output runs/results/locomo_answers.json --results results/locomo_answers.json
+	$(RUN) eval.locomo_temporal --output runs/results/locomo_temporal.json --results results/locomo_temporal.json
+	$(RUN) eval.trends --output runs/results/trends.json --results results/trends.json
+	$(RUN) eval.user_trial --output runs/results/user_trial.json --results results/user_trial.json
+	$(RUN) eval.user_trial --chat eval/trial_heldout/chat.jsonl --questions eval/trial_heldout/questions.jsonl \
+	    --output runs/results/user_trial_heldout.json --results results/user_trial_heldout.json
+	$(MAKE) results-table
+
+results-table: setup
+	$(PY) -m eval.results_table --write README.md
 
 # llama.cpp's OpenAI-compatible server, for tests/test_llm_server.py (which skips without it) and for serving the
 # packaged GGUF yourself. No binary wheel: pip compiles llama.cpp, about 5 minutes on 2 cores.

@@ -88,6 +88,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("eval", "trends", "eval.trends:main", "trend counts against topics planted at known rates"),
     Command("eval", "user-trial", "eval.user_trial:main", "a hand-written chat and its questions, on both memories"),
     Command("eval", "memory-engines", "eval.memory_engines:main", "the memory's figures on each storage engine"),
+    Command("eval", "results-table", "eval.results_table:main", "README's results table, from results/*.json"),
     Command("memory", "ask", "", "ask a chat log (--log FILE) or a living memory (--memory DIR)", ("ask",),
             LOG_OR_MEMORY),
     Command("memory", "chat", "retrieval.memory.live:main", "chat into a living memory, asking as you go", ("chat",)),

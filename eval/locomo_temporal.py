@@ -25,6 +25,7 @@ import numpy as np
 
 from eval.plots import locomo_chart, write_chart
 from eval.report import read_reports, require_disjoint
+from eval.results import Headline, write_results
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
@@ -117,6 +118,19 @@ class LocomoTemporalArguments:
     merge: list[str] | None = option(None, "print (and --output) one report merged from reports of runs over disjoint "
         "--samples", metavar="REPORT")
     output: str | None = option(None, "write the results as JSON here")
+    results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
+
+
+def headline(report: dict) -> list[Headline]:
+    """README's row: recall@5 of the evidence turns by the memory's time-aware content ranking, beside semantic
+    search over the text and over the text with its metadata written in."""
+    res = report["results"]
+    if "time_aware_hybrid" not in res or "recall@5" not in res["time_aware_hybrid"]:
+        return []
+    base = {name: res[m]["recall@5"] for m, name in (("semantic", "semantic"),
+                                                            ("semantic_meta", "semantic + metadata in text"))}
+    return [Headline(f"LoCoMo temporal questions: evidence turns ({report['n_questions']} questions)",
+                     "recall@5 (%)", res["time_aware_hybrid"]["recall@5"], base, "", 1, 1)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(args.output, report, indent=2)
         write_config(args)
         write_chart(locomo_chart, report, args.output)
+    if not args.merge:
+        write_results(args.results, "python -m eval.locomo_temporal", argv, args, headline(report), [args.locomo])
     return 0
 
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from eval.plots import temporal_chart, write_chart
 from eval.report import read_reports, require_disjoint
+from eval.results import Headline, write_results
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
@@ -91,6 +92,7 @@ class TemporalEvalConfig:
     latency_sample: int = option(100, "questions per log timed with a cold query cache")
     seed: int = option(0, "seed of the samples")
     output: str | None = option(None, "write the results as JSON here")
+    results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
     merge: list[str] | None = option(None, "print (and --output) one report merged from reports of runs over disjoint "
         "logs", metavar="REPORT")
 
@@ -312,6 +314,29 @@ def evaluate(config: TemporalEvalConfig, encoder=None, wrap=None) -> dict:
             "llm": llm_info}
 
 
+# Zyphra's paper (Alonso et al. 2024), best recall / F2 per kind of question, for README's table
+PUBLISHED = {"time": "93.95 / 87.67", "time+content": "90.17 / 32.19", "ambiguous": "89.43 / 81.05"}
+
+
+def headline(report: dict) -> list[Headline]:
+    """README's rows: F2 of the rule planner per kind of question (time+content: recall too), beside semantic
+    search with k = 10, and the paper's best."""
+    out, results = [], report["results"]
+    k = report["config"]["semantic_ks"][0]
+    for kind, method in (("time", "rule"), ("time+content", "rule"), ("ambiguous", "rule/rewrite")):
+        ours = results.get(method, {}).get(kind, {}).get("all")
+        if ours is None:
+            continue
+        semantic = results.get(f"semantic@{k}", {}).get(kind, {}).get("all")
+        task = f"Zyphra temporal memory: {kind} questions ({ours['n']:,}, {len(report['logs'])} logs)"
+        anchor = f"Zyphra's best recall / F2 {PUBLISHED[kind]}"
+        for metric in (["recall", "f2"] if kind == "time+content" else ["f2"]):
+            base = {f"semantic k = {k}": semantic[metric]} if semantic else {}
+            out.append(Headline(task, f"{'F2' if metric == 'f2' else metric} (%)", ours[metric], base, anchor,
+                                1, 1))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(TemporalEvalConfig, argv, prog="python -m eval.temporal", description=__doc__)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -329,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(config.output, report, indent=2)
         print(f"\nwrote {config.output} and {write_config(config)}")
         write_chart(temporal_chart, report, config.output)
+    if not config.merge:
+        write_results(config.results, "python -m eval.temporal", argv, config, headline(report),
+                      [config.zyphra_dir] + ([config.questions_dir] if config.questions_dir else []))
     return 0
 
 

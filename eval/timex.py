@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 
 from eval.plots import Panel, grouped_bars, write_chart
 from eval.report import print_table
+from eval.results import Headline, file_digest, write_results
 from eval.timex_scoring import CaseScore, Interval, TimexCase, score_prediction, summarise
 from eval.timex_systems import SYSTEMS, Unavailable
 from retrieval.atomic import write_json
@@ -123,8 +124,6 @@ def keep_half(files: dict[str, list[TimexCase]], paths: Sequence[str], half: str
             for name, cases in files.items()}
 
 
-def sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 # ---- running the systems -------------------------------------------------------------------------------------
@@ -261,6 +260,7 @@ class TimexEvalArguments:
     half: str = option("all", "score the dev or the test half of each file (by document, see half_of) or all of it",
                        choices=HALVES)
     output: str | None = option(None, "write the results as JSON here (NAME.png and NAME.config.yaml beside it)")
+    results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
 
     def __post_init__(self):
         if self.show_failures < 0:
@@ -296,8 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --failures-of {shown}: that system did not run", file=sys.stderr)
         return 2
     report = {"command": shlex.join(["python", "-m", "eval.timex", *argv]), "half": args.half,
-              "data": [{"name": name, "path": str(path), "sha256": sha256(path), "cases": len(cases),
-                        "no_such_day": sum(c.no_such_day for c in cases)}
+              "data": [{"name": name, "path": str(path), "sha256": file_digest(Path(path))["sha256"],
+                        "cases": len(cases), "no_such_day": sum(c.no_such_day for c in cases)}
                        for (name, cases), path in zip(files.items(), args.data)], **report}
     print_report(report)
     for name, run in report["systems"].items():
@@ -309,7 +309,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(args.output, report, indent=2)
         write_config(args)
         write_chart(timex_chart, report, args.output)
+    write_results(args.results, "python -m eval.timex", argv, args, headline(report), args.data)
     return 0
+
+
+# what each test suite is, for README's table
+SUITES = {"recognizers": "Recognizers-Text's English date-time tests",
+          "recognizers_ambiguous": "Recognizers-Text's ambiguous cases", "timebank": "TempEval-3's TimeBank"}
+PEERS = {"dateparser": "dateparser", "recognizers": "Recognizers-Text"}
+
+
+def headline(report: dict) -> list[Headline]:
+    """README's rows: our resolver's strict score per test suite, beside the peers run on the same cases."""
+    out = []
+    for name, rows in report["results"].items():
+        if "ours" not in rows or name not in SUITES:
+            continue
+        task = f"Time expressions: {SUITES[name]} ({rows['ours']['overall']['n']:,} cases, {report['half']})"
+        out.append(Headline(task, "strict (%)", rows["ours"]["overall"]["strict"],
+                            {label: rows[s]["overall"]["strict"] for s, label in PEERS.items() if s in rows},
+                            "the peers are the suites' own systems", 1, 1))
+    return out
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import pandas as pd
 
 from eval.planted_topics import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, plant_topics
 from eval.report import run_cli
+from eval.results import Headline, write_results
 from retrieval.atomic import save_with, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
@@ -255,6 +256,7 @@ class TrendsEvalArguments:
     cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("trends"))
     seed: int = option(0, "seed of the planting and the samples")
     output: str | None = option(None, "write the results as JSON here")
+    results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
     export_docs: str | None = option(None, "also write the first log, planted, as a CSV of documents (a demo input "
         "for python -m retrieval.trends.analysis; its 'truth' column holds the planted label)")
 
@@ -320,7 +322,22 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if args.output:
         write_json(args.output, result, indent=2, default=str)
         write_config(args)
+    write_results(args.results, "python -m eval.trends", argv, args, headline(summary, len(args.logs)),
+                  [folder / f"{log}.json" for log in [args.calibration_log, *args.logs]])
     return result
+
+
+def headline(summary: dict, n_logs: int) -> list[Headline]:
+    """README's row: the default (null) threshold's count error per month, beside counting every document (what
+    the original counts) and the global top K."""
+    month = summary.get("month", {})
+    if "null" not in month:
+        return []
+    base = {name: month[m]["mae"] for m, name in (("all_docs", "all documents"), ("global_topk", "global top-K"))
+            if m in month}
+    return [Headline(f"Trends: 5 topics planted at known rates in {n_logs} Zyphra logs ({month['null']['n']} "
+                     "log-topic pairs)", "count error per month, MAE (lower is better)", month["null"]["mae"], base,
+                     "none published for this test", 1, 2)]
 
 
 def _fmt(x) -> str:

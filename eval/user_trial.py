@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
+from eval.results import Headline, shown_path, write_results
 from eval.time_answers import GoldTime, score
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
@@ -68,6 +69,7 @@ class TrialArguments:
                                 "new living memory as ctbls memory import does", choices=ENGINES)
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
     output: str | None = option(None, "write every question's answer and verdict as JSON here")
+    results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
 
 
 def read_questions(path: str | Path) -> list[dict]:
@@ -202,7 +204,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output:
         write_json(args.output, report, indent=2, default=str)
         write_config(args)
+    write_results(args.results, "python -m eval.user_trial", argv, args, headline(report),
+                  [args.chat, args.questions])
     return 0
+
+
+def headline(report: dict) -> list[Headline]:
+    """README's rows: the share answered right, and the wrong answers that carried no warning, of the living memory
+    (the file-based memory beside it)."""
+    engines = report["engines"]
+    ours = engines.get("living") or next(iter(engines.values()))
+    others = {f"{e}-based memory" if e == "file" else e: r["summary"] for e, r in engines.items() if r is not ours}
+    task = f"User trial: {shown_path(Path(report['chat']).parent)} ({ours['summary']['n']} questions)"
+    goal = "our goal: 90 % right, none silent wrong"
+    return [Headline(task, "right (%)", ours["summary"]["right_share"],
+                     {e: s["right_share"] for e, s in others.items()}, goal, 1, 1),
+            Headline(task, "wrong without saying so", ours["summary"]["all"].get("silent wrong", 0),
+                     {e: s["all"].get("silent wrong", 0) for e, s in others.items()}, goal, 1, 0)]
 
 
 if __name__ == "__main__":
