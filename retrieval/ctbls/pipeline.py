@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from models.packaged import is_packaged
 from retrieval.ctbls.build_index import (
     build_command,
     cell_index_dir,
@@ -188,9 +189,11 @@ class CTBLSPipeline:
         use_bf16(retriever, tracker, bf16=bf16)
         tables_file = DEFAULT_DATA_DIR / "tables.jsonl" if tables is None else tables
         tables_file = tables_file if isinstance(tables_file, str | Path) else None
-        kwargs.setdefault("index_hint", build_command(dtr_path, tables_file, bf16) if tables_file else None)
-        kwargs.setdefault("table_index", table_index_dir(dtr_path, index_dir))
-        kwargs.setdefault("cell_index", cell_index_dir(tracker_path, index_dir))
+        saved = not is_packaged(dtr_path)  # the packaged MiniLM stands in untuned: no folder, no saved index
+        kwargs.setdefault("index_hint", build_command(dtr_path, tables_file, bf16) if tables_file and saved else None)
+        kwargs.setdefault("table_index", table_index_dir(dtr_path, index_dir) if saved or index_dir else None)
+        kwargs.setdefault("cell_index", cell_index_dir(tracker_path, index_dir)
+                          if not is_packaged(tracker_path) or index_dir else None)
         kwargs.setdefault("require_index", index_dir is not None)
         return cls(retriever, tracker, _as_tables(tables), _as_passages(passages), backend, **kwargs)
 

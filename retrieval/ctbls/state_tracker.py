@@ -16,6 +16,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from models.dual_encoder import DualEncoder
+from models.packaged import is_packaged
 from retrieval.ctbls.cell_text import (
     CellId,
     CellStats,
@@ -59,7 +60,12 @@ class CellStateTracker:
     @classmethod
     def from_pretrained(cls, path: str | Path) -> CellStateTracker:
         """Load a folder written by :meth:`save_pretrained` or train/state_tracker.py: the encoder and its
-        cell-text settings."""
+        cell-text settings. ``packaged:minilm`` is the packaged MiniLM untuned, with the cell text configs/
+        state_tracker.yaml trains with: a stand-in before a tracker is trained."""
+        if is_packaged(path):
+            return cls(DualEncoder.from_backbone(str(path), max_query_length=64, max_document_length=96),
+                       CellTextSettings(row_context="row", max_row_words=24, passages=True, max_passage_words=40,
+                                        history_turns=0))
         settings = CellTextSettings.load(path)
         return cls(DualEncoder.from_pretrained(path), settings)
 

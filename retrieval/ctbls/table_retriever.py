@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from models.dual_encoder import DualEncoder
+from models.packaged import is_packaged
 from retrieval.ctbls.settings_file import load_settings, save_settings
 from retrieval.ctbls.table_text import table_text
 from retrieval.data.types import Table
@@ -54,7 +55,12 @@ class DenseTableRetriever:
 
     @classmethod
     def from_pretrained(cls, path: str | Path) -> DenseTableRetriever:
-        """Load a folder written by :meth:`save_pretrained` or train/dtr.py: the encoder and its table-text settings."""
+        """Load a folder written by :meth:`save_pretrained` or train/dtr.py: the encoder and its table-text settings.
+        ``packaged:minilm`` is the packaged MiniLM untuned, with the settings configs/dtr.yaml trains with: a
+        stand-in before a DTR is trained."""
+        if is_packaged(path):
+            return cls(DualEncoder.from_backbone(str(path), max_query_length=64, max_document_length=128),
+                       TableTextSettings("header", 64))
         settings = TableTextSettings.load(path)
         return cls(DualEncoder.from_pretrained(path), settings)
 
