@@ -99,10 +99,10 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
     """(records of parsed questions, parse failures, ingest counts) of one conversation; each record holds the
     predictions of every method but the LLM's, and the LLM's prompt. ``wrap``: as :func:`evaluate`'s."""
     utterances = sample_utterances(sample, where, i)
-    memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True))
+    memory = TemporalMemory(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=True),
+                            evidence_rule=rule)
     if wrap is not None:
         memory = wrap(memory, sid)
-    memory.evidence_rule = rule
     frame, now = memory.table.frame, memory.table.end.to_pydatetime()
     records, failures = [], []
     for qa in evidence_questions(sample, utterances, categories=(2,)):
@@ -198,7 +198,8 @@ def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[st
     scored(records)
     return {"data": str(data), "encoder": encoder.identity, "dev": list(dev), "evidence_rule": rule,
             "evidence_margin": margin, "evidence_depth": depth,
-            "llm": getattr(backend, "identity", None), "llm_failed": llm_failed, "n_scored": len(records),
+            "llm": backend.identity if backend is not None else None, "llm_failed": llm_failed,
+            "n_scored": len(records),
             "gold_unread": failures, "ingest": ingest, "results": summarise(records, dev),
             "questions": [question_json(r) for r in records]}
 
@@ -256,8 +257,9 @@ class LocomoAnswersArguments:
     cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
     samples: list[str] | None = option(None, "sample ids to evaluate (default: all)")
     dev: list[str] = option(list(DEV), "the conversations rules and settings were chosen on (the rest: held-out)")
-    evidence_rule: str = option(EVIDENCE_RULE, "which ranked row answers (retrieval.memory.when_answer.pick_evidence)",
-                                choices=EVIDENCE_RULES)
+    evidence_rule: str = option(EVIDENCE_RULE, "which ranked row answers (retrieval.memory.when_answer.pick_evidence):"
+                                " stated_shared, the default; stated (the first that states a time) or top (the first)"
+                                ", the rules README compares it with", choices=EVIDENCE_RULES)
     evidence_margin: float | None = option(WHEN_MARGIN, "evidence rows kept within this share of the fused scores' "
         "spread of the best ('none': all 10)", parse=parse_margin)
     evidence_depth: int | None = option(EVIDENCE_DEPTH, "ranked rows the evidence rule looks at ('none': all)",

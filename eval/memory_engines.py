@@ -30,9 +30,11 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.data.timestamps import zone_name
+from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.postgres.local import database_url
 from retrieval.memory.postgres.store import connect
 from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.temporal_result import TemporalResult
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +64,30 @@ def table_vectors(index) -> np.ndarray:
     return index.index.reconstruct_n(0, index.index.ntotal)
 
 
-def living_copy(memory: TemporalMemory, name: str, engine: str, folder: Path, url: str | None) -> TemporalMemory:
-    """A living memory on ``engine`` holding ``memory``'s rows and vectors, with its planner and settings."""
+def asking_settings(memory: TemporalMemory) -> dict:
+    """The constructor's arguments that say how ``memory`` plans, rewrites, ranks and answers."""
+    return {"planner": memory.planner, "rewrite": memory.rewrite, "llm_rewriter": memory.llm_rewriter,
+            "ranker": memory.ranker, "fusion": memory.fusion, "cut": memory.cut, "prior": memory.prior,
+            "evidence_rule": memory.evidence_rule}
+
+
+class RecordingMemory(TemporalMemory):
+    """A memory that records the rows of every answer it gives (in ``record``)."""
+
+    def __init__(self, table: ConversationTable, record: list[list[int]], **settings):
+        super().__init__(table, **settings)
+        self.record = record
+
+    def ask(self, *args, **kwargs) -> TemporalResult:
+        result = super().ask(*args, **kwargs)
+        self.record.append(list(result.ids))
+        return result
+
+
+def living_copy(memory: TemporalMemory, name: str, engine: str, folder: Path, url: str | None,
+                record: list[list[int]]) -> RecordingMemory:
+    """A living memory on ``engine`` holding ``memory``'s rows and vectors, with its planner and settings, recording
+    its answers' rows in ``record``."""
     table = memory.table
     turns = table.turn_index is not None
     tz = zone_name(table.zone.zone) if table.zone.source == "given" else None  # else taken from the turns, as a log
@@ -81,10 +105,7 @@ def living_copy(memory: TemporalMemory, name: str, engine: str, folder: Path, ur
     if list(mine.index) != list(frame.index) or mine["text"].tolist() != frame["text"].tolist():
         raise ValueError(f"{name}: the {engine} memory does not hold the log's rows in the log's order (duplicates or "
                          "a log out of time order): its answers could not be compared row by row")
-    out = TemporalMemory.wrap(copy.folder, planner=memory.planner, rewrite=memory.rewrite, ranker=memory.ranker,
-                              fusion=memory.fusion, cut=memory.cut, prior=memory.prior)
-    out.evidence_rule = memory.evidence_rule
-    return out
+    return RecordingMemory.wrap(copy.folder, record=record, **asking_settings(memory))
 
 
 class Engine:
@@ -96,18 +117,12 @@ class Engine:
         self.opened: list[TemporalMemory] = []
 
     def __call__(self, memory: TemporalMemory, log: str) -> TemporalMemory:
-        if self.name != "table":
-            memory = living_copy(memory, f"{log}", self.name, self.folder, self.url)
-            self.opened.append(memory)
-        record, ask = self.rows.setdefault(str(log), []), memory.ask
-
-        def recorded(*args, **kwargs):
-            result = ask(*args, **kwargs)
-            record.append(list(result.ids))
-            return result
-
-        memory.ask = recorded
-        return memory
+        record = self.rows.setdefault(str(log), [])
+        if self.name == "table":
+            return RecordingMemory(memory.table, record, folder=memory.folder, **asking_settings(memory))
+        copy = living_copy(memory, f"{log}", self.name, self.folder, self.url, record)
+        self.opened.append(copy)
+        return copy
 
     def close(self) -> None:
         for memory in self.opened:

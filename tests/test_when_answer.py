@@ -92,8 +92,6 @@ def test_evidence_rules():
     ranked = frame.loc[[1, 2, 3]]  # the reply first: it states nothing
     assert pick_evidence(ranked, "top").name == 1
     assert pick_evidence(ranked, "stated").name == 3
-    assert pick_evidence(ranked, "turn", frame).name == 0  # the utterance the reply follows states a time
-    assert pick_evidence(ranked, "turn_stated", frame).name == 0
     assert pick_evidence(ranked, "stated", depth=2).name == 1  # row 3 lies deeper: the first row answers
     # stated_shared: a stated row that shares no word with the question does not answer; without one, as stated
     swim = frame_of(("Lovely cat!", later[0]), ("Sunny out.", later[1]), ("I bought a cat bed yesterday.", later[2]),

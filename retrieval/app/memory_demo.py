@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from retrieval.data.jsonio import DataError, read_json
-from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult
+from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.temporal_result import TemporalResult
 
 SEMANTIC_K = 10  # the semantic-only baseline's rows (the paper's semantic@10)
 LIVE_LABEL = "living memory (the Live tab's)"

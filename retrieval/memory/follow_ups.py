@@ -44,7 +44,7 @@ class FollowUps:
         return list(self.turns) if self.turns and refers_back(question, now) else []
 
     def record(self, question: str, result) -> None:
-        """Keep ``question`` and what its answer (a :class:`~retrieval.memory.temporal_memory.TemporalResult`)
+        """Keep ``question`` and what its answer (a :class:`~retrieval.memory.temporal_result.TemporalResult`)
         named."""
         named = named_by(result)
         self.turns = (self.turns + [question] + ([named] if named else []))[-self.keep:]

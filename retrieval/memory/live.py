@@ -43,7 +43,8 @@ from retrieval.memory.live_table import MemoryFolder
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.result_print import print_result
 from retrieval.memory.snapshot import newest_readable
-from retrieval.memory.temporal_memory import TemporalMemory, TemporalResult
+from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.temporal_result import TemporalResult
 
 
 @dataclass(kw_only=True)

@@ -6,7 +6,7 @@ import json
 
 
 def print_result(result, as_json: bool) -> None:
-    """A :class:`~retrieval.memory.temporal_memory.TemporalResult` on the terminal: as JSON, or the question, what
+    """A :class:`~retrieval.memory.temporal_result.TemporalResult` on the terminal: as JSON, or the question, what
     could not be read, the plan, the when-answer, the counts and the rows."""
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, default=str))

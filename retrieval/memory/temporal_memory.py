@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
-from retrieval.memory.answer_notes import empty_note, warnings
+from retrieval.memory.answer_notes import empty_note
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.language_check import language_note
@@ -36,12 +36,13 @@ from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, par
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
 from retrieval.memory.result_print import print_result
-from retrieval.memory.table_ops import Execution, Plan, execute
+from retrieval.memory.table_ops import execute
+from retrieval.memory.temporal_result import TemporalResult
 from retrieval.memory.when_answer import (
     EVIDENCE_K,
     EVIDENCE_RULE,
+    EVIDENCE_RULES,
     WHEN_MARGIN,
-    WhenAnswer,
     answer_from_evidence,
     when_ops,
 )
@@ -52,44 +53,12 @@ REWRITES = ("none", "context", "carry", "llm")
 RANKERS = ("hybrid", "dense", "bm25")
 
 
-@dataclass
-class TemporalResult:
-    """The rows a question selected (time order, or best first when ranked), and how they were selected."""
-
-    question: str
-    rows: pd.DataFrame
-    plan: Plan
-    execution: Execution
-    rewrite: Rewrite | None = None
-    notes: list[str] = field(default_factory=list)
-    answer: WhenAnswer | None = None  # for a question that asks when (retrieval.memory.when_answer)
-
-    @property
-    def ids(self) -> list[int]:
-        return self.rows.index.tolist()
-
-    @property
-    def warnings(self) -> list[str]:
-        """What the answer says first: words of the question not read, or nothing found (and where it looked)."""
-        return warnings(self.plan.notes + self.execution.trace)
-
-    def to_dict(self, max_text: int | None = None) -> dict:
-        rows = [{"response_idx": int(i), "session": int(r["session"]), "timestamp": r["timestamp"].isoformat(),
-                 "speaker": r["speaker"], "text": r["text"][:max_text] if max_text else r["text"],
-                 **({"score": self.execution.scores[i]} if i in self.execution.scores else {})}
-                for i, r in self.rows.iterrows()]
-        return {"question": self.question, "warnings": self.warnings, "plan": self.plan.to_dict(),
-                "trace": self.execution.trace,
-                "counts": self.execution.counts, "rewrite": self.rewrite.to_dict() if self.rewrite else None,
-                "rows": rows, **({"answer": self.answer.to_dict()} if self.answer else {})}
-
-
 class TemporalMemory:
     """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
 
     def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None,
                  ranker: str = "hybrid", fusion: str = "scores", cut: str = CUTS[0], prior: float | None = None,
-                 folder=None):
+                 evidence_rule: str = EVIDENCE_RULE, folder=None):
         if rewrite not in REWRITES:
             raise ValueError(f"rewrite must be one of {REWRITES}")
         if ranker not in RANKERS:
@@ -98,6 +67,8 @@ class TemporalMemory:
             raise ValueError(f"fusion must be one of {FUSIONS}")
         if cut not in CUTS:
             raise ValueError(f"cut must be one of {CUTS}")
+        if evidence_rule not in EVIDENCE_RULES:
+            raise ValueError(f"evidence_rule must be one of {EVIDENCE_RULES}")
         # prior: the speaker prior's weight (None: the fusion's, content_ranking.PRIOR_WEIGHTS)
         self.ranker, self.fusion, self.cut, self.prior = ranker, fusion, cut, prior
         if rewrite == "llm" and llm_rewriter is None:
@@ -108,7 +79,7 @@ class TemporalMemory:
         self.folder = folder
         self.planner = planner or RulePlanner()
         self.speakers = sorted(table.frame["speaker"].unique())
-        self.evidence_rule = EVIDENCE_RULE  # which ranked row answers a when-question (when_answer)
+        self.evidence_rule = evidence_rule  # which ranked row answers a when-question (when_answer.pick_evidence)
         self._evidence_cache: tuple | None = None  # (frame, roles counted, the frame without them): see evidence
 
     @classmethod
