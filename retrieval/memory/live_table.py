@@ -139,11 +139,10 @@ class MemoryFolder:
     """The folder of a living memory: its store, vector files, indices and settings; see the module docstring."""
 
     def __init__(self, path: Path, store: SQLiteStore, encoder, table: LiveTable, views: tuple[str, ...],
-                 gap: timedelta):
+                 gap: timedelta, vectors: dict[str, VectorLog], lock: TextIO | None = None):
         self.path, self.store, self.encoder, self.table = path, store, encoder, table
-        self.views, self.gap = views, gap
-        self.vectors = {v: VectorLog(path / f"vectors-{v}.f32", encoder.dim) for v in views}
-        self.lock: TextIO | None = None
+        self.views, self.gap, self.vectors = views, gap, vectors
+        self.lock = lock  # the writer's lock (retrieval.memory.folder_lock), released by close
         self.roles: dict[int, str] = store.roles()  # the rows that are not utterances (questions, LLM answers)
 
     # ---- creating and opening -----------------------------------------------------------------------------
@@ -174,15 +173,13 @@ class MemoryFolder:
             raise FileNotFoundError(f"{path}: no memory here (no {DB_NAME}); create one with create=True")
         lock = take_lock(path)
         try:
-            folder = cls._open_locked(path, encoder, fsync)
+            return cls._open_locked(path, encoder, fsync, lock)
         except BaseException:
             lock.close()
             raise
-        folder.lock = lock
-        return folder
 
     @classmethod
-    def _open_locked(cls, path: Path, encoder, fsync: bool) -> MemoryFolder:
+    def _open_locked(cls, path: Path, encoder, fsync: bool, lock: TextIO) -> MemoryFolder:
         try:
             store = SQLiteStore(path / DB_NAME, fsync)
         except DataError as e:
@@ -202,42 +199,12 @@ class MemoryFolder:
         zone = CalendarZone(as_timezone(tz), store.get_meta("tz_source") or ("given" if tz else "default"))
         views = tuple(store.get_meta("views"))
         frame = read_frame(path, store, zone.zone)
-        indices, sparse = {}, {}
-        folder = cls(path, store, encoder, None, views, timedelta(seconds=store.get_meta("session_gap_s")))
-        for view in views:
-            indices[view] = folder._dense_view(view, frame)
-            sparse[view] = folder._sparse_view(view, frame)
-        folder.table = LiveTable(frame, indices["text"], encoder, indices.get("turn"), zone, sparse)
-        return folder
-
-    def _dense_view(self, view: str, frame: pd.DataFrame) -> DenseIndex:
-        """The flat index of one view from its vector file, after re-encoding the rows the file lacks."""
-        log, n = self.vectors[view], len(frame)
-        have = log.repair(n)
-        if have < n:
-            logger.warning("%s: %d of %d rows have no %s embedding (stopped before it was written); encoding them",
-                           log.path, n - have, n, view)
-            previous = frame.iloc[have - 1] if have else None
-            texts = view_texts(frame.iloc[have:], previous, (view,))[view]
-            log.append(self.encoder.encode_documents(texts, show_progress_bar=n - have >= REPAIR_PROGRESS_MIN))
-        index = DenseIndex(self.encoder.dim, encoder_id=self.encoder.identity)
-        if n:
-            index.add(log.read(n), frame.index.tolist())
-        return index
-
-    def _sparse_view(self, view: str, frame: pd.DataFrame) -> SegmentedBM25:
-        """BM25 of one view: its sealed segments, then the rows after them."""
-        bm25 = SegmentedBM25.load(self.path / f"bm25-{view}")
-        if len(bm25) > len(frame):  # segments past the database: only a store rebuilt by hand does that
-            logger.warning("%s: BM25 segments reach row %d, the database %d; indexing again", self.path,
-                           len(bm25), len(frame))
-            for p in (self.path / f"bm25-{view}").glob("seg-*.npz"):
-                p.unlink()
-            bm25 = SegmentedBM25.load(self.path / f"bm25-{view}")
-        rest = frame.iloc[len(bm25):]
-        if len(rest):
-            bm25.add(sparse_texts(rest, frame.iloc[len(bm25) - 1] if len(bm25) else None, view))
-        return bm25
+        vectors = {v: VectorLog(path / f"vectors-{v}.f32", encoder.dim) for v in views}
+        dense = {v: dense_view(vectors[v], v, frame, encoder) for v in views}
+        sparse = {v: sparse_view(path / f"bm25-{v}", v, frame) for v in views}
+        table = LiveTable(frame, dense["text"], encoder, dense.get("turn"), zone, sparse)
+        return cls(path, store, encoder, table, views, timedelta(seconds=store.get_meta("session_gap_s")), vectors,
+                   lock)
 
     # ---- appending ----------------------------------------------------------------------------------------
     def new_rows(self, turns: Sequence[dict]) -> tuple[dict[str, list], list[int | None]]:
@@ -387,3 +354,34 @@ class MemoryFolder:
         if self.lock is not None:
             self.lock.close()  # releases the lock
             self.lock = None
+
+
+def dense_view(log: VectorLog, view: str, frame: pd.DataFrame, encoder) -> DenseIndex:
+    """The flat index of one view from its vector file ``log``, after re-encoding the rows the file lacks."""
+    n = len(frame)
+    have = log.repair(n)
+    if have < n:
+        logger.warning("%s: %d of %d rows have no %s embedding (stopped before it was written); encoding them",
+                       log.path, n - have, n, view)
+        previous = frame.iloc[have - 1] if have else None
+        texts = view_texts(frame.iloc[have:], previous, (view,))[view]
+        log.append(encoder.encode_documents(texts, show_progress_bar=n - have >= REPAIR_PROGRESS_MIN))
+    index = DenseIndex(encoder.dim, encoder_id=encoder.identity)
+    if n:
+        index.add(log.read(n), frame.index.tolist())
+    return index
+
+
+def sparse_view(folder: Path, view: str, frame: pd.DataFrame) -> SegmentedBM25:
+    """BM25 of one view from its segments' ``folder``: its sealed segments, then the rows after them."""
+    bm25 = SegmentedBM25.load(folder)
+    if len(bm25) > len(frame):  # segments past the database: only a store rebuilt by hand does that
+        logger.warning("%s: BM25 segments reach row %d, the database %d; indexing again", folder, len(bm25),
+                       len(frame))
+        for p in folder.glob("seg-*.npz"):
+            p.unlink()
+        bm25 = SegmentedBM25.load(folder)
+    rest = frame.iloc[len(bm25):]
+    if len(rest):
+        bm25.add(sparse_texts(rest, frame.iloc[len(bm25) - 1] if len(bm25) else None, view))
+    return bm25

@@ -31,17 +31,22 @@ def is_database_url(store: str | None) -> bool:
     return isinstance(store, str) and store.split("://", 1)[0] in ("postgresql", "postgres")
 
 
+def memory_name(url: str, memory_id: str) -> str:
+    """How messages name memory ``memory_id`` of the database at ``url`` (its password left out)."""
+    return f"{redact(url)} memory {memory_id!r}"
+
+
 class PostgresMemory(MemoryFolder):
     """Memory ``memory_id`` in the PostgreSQL database at ``url``."""
 
-    def __init__(self, url: str, memory_id: str, store: PostgresStore, encoder, table: LiveTable | None,
+    def __init__(self, url: str, memory_id: str, store: PostgresStore, encoder, table: LiveTable,
                  views: tuple[str, ...], gap: timedelta):
         self.url, self.memory_id = url, memory_id
-        self.path = f"{redact(url)} memory {memory_id!r}"  # what messages name
+        self.path = memory_name(url, memory_id)  # what messages name
         self.store, self.encoder, self.table = store, encoder, table
         self.views, self.gap = views, gap
         self.vectors = {}  # the vectors are rows of the database
-        self.lock = None
+        self.lock = None  # the store holds the writer's lock
         self.roles = store.roles()
 
     @classmethod
@@ -84,17 +89,16 @@ class PostgresMemory(MemoryFolder):
             from models.dual_encoder import load_encoder
 
             encoder = load_encoder(store.get_meta("encoder_spec"), recorded_precision(store.get_meta("autocast")))
-        memory = cls(url, memory_id, store, encoder, None, view_names(store.get_meta("views")),
-                     timedelta(seconds=store.get_meta("session_gap_s")))
-        check_encoder(store, encoder, memory.path)
+        check_encoder(store, encoder, memory_name(url, memory_id))
+        views = view_names(store.get_meta("views"))
         tz = store.get_meta("tz")
         zone = CalendarZone(as_timezone(tz), store.get_meta("tz_source") or ("given" if tz else "default"))
         frame = store.read(0, zone.zone) if store.count() else empty_frame(zone.zone)
         identity = encoder.identity  # hashed from the weights: once
-        dense = {v: PostgresDense(store, v, identity) for v in memory.views}
-        sparse = {v: PostgresBM25(store, v) for v in memory.views}
-        memory.table = LiveTable(frame, dense["text"], encoder, dense.get("turn"), zone, sparse)
-        return memory
+        dense = {v: PostgresDense(store, v, identity) for v in views}
+        sparse = {v: PostgresBM25(store, v) for v in views}
+        table = LiveTable(frame, dense["text"], encoder, dense.get("turn"), zone, sparse)
+        return cls(url, memory_id, store, encoder, table, views, timedelta(seconds=store.get_meta("session_gap_s")))
 
     def _persist(self, rows, roles, embeddings, sparse) -> None:
         """Rows, vectors and postings in one transaction."""
