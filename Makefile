@@ -45,7 +45,7 @@ results: setup
 	$(VENV)/bin/accelerate launch --cpu -m train.dtr --config configs/dtr.yaml
 	$(VENV)/bin/accelerate launch --cpu -m train.state_tracker --config configs/state_tracker.yaml
 	$(PIP) install -q -e ".[peers]"
-	$(RUN) eval.retrieval --dtr runs/dtr --output runs/results/retrieval.json --results results/dtr.json
+	$(RUN) eval.retrieval --dtr runs/dtr --bf16 --output runs/results/retrieval.json --results results/dtr.json
 	$(RUN) eval.state_tracking --tracker runs/state_tracker --dtr runs/dtr --dtr-pool split \
 	    --output runs/results/state_tracking.json --results results/state_tracking.json
 	$(RUN) eval.timex --output runs/results/timex.json --results results/timex.json

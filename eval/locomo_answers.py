@@ -302,6 +302,8 @@ def headline(report: dict) -> list[Headline]:
     res, out = report["results"], []
     for part, name in (("overall", "all"), ("held_out", "held-out")):
         rows = res[part]
+        if "end_to_end" not in rows:  # no questions in this part
+            continue
         task = f"LoCoMo when-answers, {name} conversations ({rows['end_to_end']['n']} questions), strict interval"
         base = {"top turn's timestamp": rows["top_turn_timestamp"]["strict"]}
         out.append(Headline(task, "end to end (%)", rows["end_to_end"]["strict"], base,

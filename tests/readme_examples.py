@@ -222,7 +222,7 @@ CHECKS: list[Check] = [
     Check("python -m eval.timex --half test", "run", verify=(contains("timebank.test", "ours_sentence"),)),
     Check("python -m eval.temporal --config configs/temporal.yaml --output runs/temporal.json", "run",
           verify=(json_fields("runs/temporal.json", {"n_questions": lambda n: n > 0}),)),
-    Check("--data-dir DIR --logs 26 --llm smollm2", "parse", "DIR stands for a folder of the user's"),
+    Check("--zyphra-dir DIR --logs 26 --llm smollm2", "parse", "DIR stands for a folder of the user's"),
     Check(r"--questions-dir eval/bank --logs 26 28 41\b", "run", verify=(contains("time questions"),)),
     Check(r"--questions-dir eval/bank --logs 42 43", "parse", "the development command above on the held-out logs"),
     Check("When did Caroline go to the LGBTQ support group", "run", verify=(contains("answer: 7 May 2023"),)),
@@ -488,7 +488,8 @@ def run_all(selected: list[tuple[Example, Check]], work: Path, env: dict, timeou
             failure = verdict(result, check)
             outputs = work / "runs" / "readme_outputs"
             outputs.mkdir(exist_ok=True)
-            (outputs / f"{example.where.replace('/', '_')}.txt").write_text(f"$ {example.text}\n{result.out}", encoding="utf-8")
+            (outputs / f"{example.where.replace('/', '_')}.txt").write_text(f"$ {example.text}\n{result.out}",
+                                                                             encoding="utf-8")
         except subprocess.TimeoutExpired:
             failure = f"still running after {timeout} s"
         status = "FAILED" if failure else ("parsed" if check.mode == "parse" else "ok")
