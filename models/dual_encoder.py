@@ -162,6 +162,7 @@ class DualEncoder(nn.Module):
             self._save_tower(self.query_model, path, self.config.max_document_length)
         else:
             self._save_tower(self.query_model, path / "query_encoder", self.config.max_query_length)
+            assert self.document_model is not None  # a separate dual encoder has both towers
             self._save_tower(self.document_model, path / "document_encoder", self.config.max_document_length)
         (path / CONFIG_NAME).write_text(json.dumps(asdict(self.config), indent=2))
 
@@ -237,7 +238,7 @@ class DualEncoder(nn.Module):
         if precision == "bf16" and self.weights_dtype is None:
             for model in (self.query_model, self.document_model):
                 if model is not None:
-                    model.to(torch.bfloat16)
+                    model.to(torch.bfloat16)  # type: ignore[arg-type]  # transformers types `to` as its own wrapper
             self.weights_dtype = torch.bfloat16
         return self
 

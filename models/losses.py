@@ -65,6 +65,8 @@ def in_batch_contrastive_loss(queries: torch.Tensor, documents: torch.Tensor, te
         reverse_labels = torch.arange(query_offset, query_offset + len(labels), device=queries.device)
         if document_ids is not None:
             pool_ids = document_ids[labels] if all_queries is None else all_query_ids
+            if pool_ids is None:
+                raise ValueError("gathered queries (all_queries) with document ids need their ids (all_query_ids)")
             same = document_ids[labels].unsqueeze(1) == pool_ids.unsqueeze(0)  # (B, M)
             same[torch.arange(len(labels)), reverse_labels] = False
             reverse = reverse.masked_fill(same, torch.finfo(reverse.dtype).min)

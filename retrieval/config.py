@@ -40,6 +40,11 @@ import yaml
 
 from retrieval.atomic import write_text
 
+if typing.TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = typing.TypeVar("T", bound="DataclassInstance")
+
 NONE_WORDS = ("none", "null")
 TRUE_WORDS = ("true", "yes", "1")
 FALSE_WORDS = ("false", "no", "0")
@@ -90,7 +95,8 @@ def _item_kind(kind: object) -> object | None:
 
 
 def _name(kind: object) -> str:
-    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", dict: "a mapping"}
+    names: dict[object, str] = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+                                dict: "a mapping"}
     arms = _arms(kind)
     if arms:
         return " or ".join("none" if a is type(None) else _name(a) for a in arms)
@@ -212,7 +218,7 @@ def add_fields(parser: argparse.ArgumentParser, cls: type) -> dict[str, str]:
         kind, meta = hints[f.name], f.metadata
         # argparse %-formats help strings: a literal % (a strptime format in the text) must be doubled
         help_text = (meta.get("help", "") + _default_text(f)).replace("%", "%%")
-        common = {"dest": f.name, "default": argparse.SUPPRESS}
+        common: dict[str, typing.Any] = {"dest": f.name, "default": argparse.SUPPRESS}
         if meta.get("positional"):
             parser.add_argument(f.name, type=_converter(kind, meta.get("parse")),
                                 help=meta.get("help", "").replace("%", "%%"),
@@ -242,8 +248,8 @@ def add_fields(parser: argparse.ArgumentParser, cls: type) -> dict[str, str]:
 
 def _rewrite_bools(argv: Sequence[str], bools: Mapping[str, str]) -> list[str]:
     """``--x false`` / ``--x=false`` as ``--no-x``, ``--x true`` as ``--x``, for the boolean flags."""
-    out, i = [], 0
-    argv = list(argv)
+    out: list[str] = []
+    i, argv = 0, list(argv)
     while i < len(argv):
         token = argv[i]
         if token == "--":
@@ -302,7 +308,7 @@ def _check_choice(f: dataclasses.Field, value: object) -> None:
             raise ValueError(f"{v!r} is not one of {list(choices)}")
 
 
-def _resolve(parser: argparse.ArgumentParser, cls: type, ns: argparse.Namespace):
+def _resolve(parser: argparse.ArgumentParser, cls: type[T], ns: argparse.Namespace) -> T:
     """The dataclass from the defaults, then the ``--config`` file, then the flags given."""
     values: dict = {}
     if getattr(ns, "config", None):
@@ -346,16 +352,17 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None, bools: M
     return parser.parse_args(argv)
 
 
-def parse_config(cls: type, argv: Sequence[str] | None = None, *, prog: str | None = None,
-                 description: str | None = None):
+def parse_config(cls: type[T], argv: Sequence[str] | None = None, *, prog: str | None = None,
+                 description: str | None = None) -> T:
     """``cls`` from its defaults, ``--config FILE`` and the flags in ``argv`` (default: ``sys.argv[1:]``)."""
     parser = _new_parser(prog, description)
     return _resolve(parser, cls, _parse(parser, argv, add_fields(parser, cls)))
 
 
-def parse_command(commands: Mapping[str, tuple[type, str]], argv: Sequence[str] | None = None, *,
-                  prog: str | None = None, description: str | None = None) -> tuple[str, object]:
-    """For a command with sub-commands (``ask``): {name: (dataclass, help)} -> (the name given, its settings)."""
+def parse_command(commands: Mapping[str, tuple[type, str | None]], argv: Sequence[str] | None = None, *,
+                  prog: str | None = None, description: str | None = None) -> tuple[str, typing.Any]:
+    """For a command with sub-commands (``ask``): {name: (dataclass, help)} -> (the name given, its settings: an
+    instance of that command's dataclass)."""
     parser = _new_parser(prog, description)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(commands) + "}")
     parsers, bools = {}, {}
@@ -378,22 +385,24 @@ def _plain(value: object) -> object:
     return value
 
 
-def save_config(config: object, path: str | Path) -> Path:
+def save_config(config: DataclassInstance, path: str | Path) -> Path:
     """``config`` (a dataclass) as YAML at ``path``, in field order (whole or not at all)."""
     return write_text(path, yaml.safe_dump(_plain(dataclasses.asdict(config)), sort_keys=False, allow_unicode=True))
 
 
 def config_path(config: object) -> Path | None:
-    """Where the resolved config goes: ``output_dir/config.yaml``, else ``NAME.config.yaml`` beside ``output``."""
-    if getattr(config, "output_dir", None):
-        return Path(config.output_dir) / "config.yaml"
-    if getattr(config, "output", None):
-        out = Path(config.output)
+    """Where the resolved config goes: ``output_dir/config.yaml``, else ``NAME.config.yaml`` beside ``output``
+    (a command's settings have either field, or neither)."""
+    output_dir, output = getattr(config, "output_dir", None), getattr(config, "output", None)
+    if output_dir:
+        return Path(output_dir) / "config.yaml"
+    if output:
+        out = Path(output)
         return out.with_name(f"{out.stem}.config.yaml")
     return None
 
 
-def write_config(config: object) -> Path | None:
+def write_config(config: DataclassInstance) -> Path | None:
     """Write the resolved config beside the command's outputs (see :func:`config_path`); None when it has none."""
     path = config_path(config)
     return save_config(config, path) if path else None

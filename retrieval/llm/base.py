@@ -1,4 +1,4 @@
-"""The LLM interface every stage talks to, and the retry loop concrete backends share.
+"""The LLM interface every stage talks to (:class:`LLMBackend`), and the retry loop concrete backends share.
 
 A backend turns a batch of chat conversations (lists of ``{"role", "content"}`` messages) into one
 :class:`GenerationResult` per conversation. ``generate`` never raises for a failed generation: a timeout,
@@ -9,10 +9,10 @@ evaluation loop over thousands of turns never loses its run to one bad call.
 from __future__ import annotations
 
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 Message = dict[str, str]
 Chat = list[Message]  # one chat conversation sent to an LLM (not a benchmark's retrieval.data.types.Conversation)
@@ -127,17 +127,23 @@ def truncate_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[:cut]
 
 
-class LLMBackend(ABC):
-    """Chat LLM: ``generate(conversations) -> list[GenerationResult]``, one result per conversation."""
+class LLMBackend(Protocol):
+    """Chat LLM: ``generate(conversations) -> list[GenerationResult]``, one result per conversation.
 
-    name: str = "llm"
+    The interface the backends here share (:class:`RetryingBackend` and its subclasses, the sqlite
+    :class:`~retrieval.llm.cache.CachedBackend`); any object with these members stands in where a signature asks
+    for one (a test's scripted backend). A class deriving from it inherits :meth:`count_tokens`."""
 
     @property
-    @abstractmethod
+    def name(self) -> str:
+        """The backend kind (``"openai"``, ``"transformers"``, ``"smollm2"``), which its results name."""
+        ...
+
+    @property
     def identity(self) -> str:
         """A stable string naming the model and where it runs (no secrets): the cache key's prefix."""
+        ...
 
-    @abstractmethod
     def generate(
         self,
         conversations: Sequence[Chat],
@@ -151,6 +157,7 @@ class LLMBackend(ABC):
 
         ``response_format``: see :class:`GenerationParams` (backends that cannot constrain decoding ignore it).
         """
+        ...
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` by this backend's tokenizer; whitespace words when it has none."""
@@ -165,6 +172,8 @@ class RetryingBackend(LLMBackend):
     answered empty are tried again, after an exponential backoff (``backoff_s * 2**round``, or the
     server's ``Retry-After`` when larger), up to ``max_attempts`` attempts in all.
     """
+
+    name: str = "llm"  # the backend kind a result names (GenerationResult.backend)
 
     def __init__(self, *, max_attempts: int = 3, backoff_s: float = 1.0, max_backoff_s: float = 30.0):
         if max_attempts < 1:
@@ -231,11 +240,12 @@ class RetryingBackend(LLMBackend):
         return min(max([delay, *asked]), self.max_backoff_s)
 
     def _result(self, answer: Completion | AttemptError | None, latency_s: float, attempts: int) -> GenerationResult:
-        common = dict(latency_s=latency_s, backend=self.name, model=self.identity, attempts=attempts)
+        def result(text: str, error: str | None, completion_tokens: int | None = None) -> GenerationResult:
+            return GenerationResult(text, error is None, error, latency_s, self.name, self.identity, attempts,
+                                    completion_tokens=completion_tokens)
+
         if isinstance(answer, AttemptError):
-            return GenerationResult(text="", ok=False, error=str(answer), **common)
+            return result("", str(answer))
         if answer is None or not answer.text.strip():
-            return GenerationResult(text="", ok=False, error="empty answer", **common)
-        return GenerationResult(
-            text=answer.text.strip(), ok=True, error=None, completion_tokens=answer.completion_tokens, **common
-        )
+            return result("", "empty answer")
+        return result(answer.text.strip(), None, answer.completion_tokens)

@@ -62,7 +62,6 @@ class CachedBackend(LLMBackend):
 
     def __init__(self, backend: LLMBackend, path: str | Path):
         self.backend = backend
-        self.name = backend.name
         self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -71,6 +70,10 @@ class CachedBackend(LLMBackend):
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
         self._db.commit()
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
 
     @property
     def identity(self) -> str:
@@ -118,7 +121,7 @@ class CachedBackend(LLMBackend):
                 results[i] = result
                 if result.ok:
                     self._store(keys[i], result)
-        return results
+        return [r for r in results if r is not None]  # every one answered by now
 
     def _lookup(self, key: str) -> GenerationResult | None:
         start = time.perf_counter()

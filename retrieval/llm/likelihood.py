@@ -94,7 +94,9 @@ def answer_log_probs(backend, messages: Chat, answers: Sequence[str], *, batch_t
 
 def _packs(encoded: list[list[int]], budget: int) -> list[list[list[int]]]:
     """Answers grouped so that each group's packed inputs (all tokens but each answer's last) fit ``budget``."""
-    packs, current, size = [], [], 0
+    packs: list[list[list[int]]] = []
+    current: list[list[int]] = []
+    size = 0
     for tokens in encoded:
         n = len(tokens) - 1
         if current and size + n > budget:

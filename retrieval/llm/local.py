@@ -30,7 +30,7 @@ def load_causal_lm(model: str, gguf_file: str | None = None, device: str | None 
     tokenizer = AutoTokenizer.from_pretrained(model, **kwargs)
     torch_dtype = getattr(torch, dtype) if dtype else (torch.float32 if gguf_file else "auto")
     lm = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype, **kwargs)
-    lm.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
+    lm.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()  # type: ignore[arg-type]
     tokenizer.padding_side = "left"  # generation continues from the right end of every row
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -123,13 +123,14 @@ class TransformersBackend(RetryingBackend):
         answers: list[Completion | AttemptError | None] = [None] * len(prompts)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
+            completions: list[Completion | AttemptError]
             try:
-                completions = self._generate_batch([prompts[i] for i in chunk], params)
+                completions = list(self._generate_batch([prompts[i] for i in chunk], params))
             except Exception as exc:  # e.g. out of memory: fail this chunk, keep the others
                 completions = [AttemptError(f"{type(exc).__name__}: {exc}", retryable=False) for _ in chunk]
             for i, completion in zip(chunk, completions):
                 answers[i] = completion
-        return answers
+        return [a for a in answers if a is not None]  # every prompt is in one chunk
 
     def _generate_batch(self, prompts: list[str], params: GenerationParams) -> list[Completion]:
         import torch

@@ -56,6 +56,8 @@ class SpeedArguments:
 def main(argv: list[str] | None = None) -> dict:
     args = parse_config(SpeedArguments, argv, prog="python -m retrieval.llm.speed", description=__doc__)
     spec = llm_spec(args.llm)
+    if spec is None:
+        raise ValueError(f"LLM spec {args.llm!r} names no backend to time")
     report: dict = {"spec": spec, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 1)}
     with tempfile.TemporaryDirectory() as scratch:
         if args.fresh_conversion:

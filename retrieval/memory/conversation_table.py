@@ -23,12 +23,14 @@ import numpy as np
 import pandas as pd
 import torch
 
+from models.encoder import Encoder
 from retrieval.data.conversation_log import Utterance
 from retrieval.data.timestamps import CalendarZone, calendar_zone
 from retrieval.memory.event_time import EVENT_COLUMNS, event_columns
 from retrieval.search.bm25 import BM25Retriever
 from retrieval.search.cached_index import cached_index
 from retrieval.search.dense_index import DenseIndex
+from retrieval.search.searcher import DenseSearcher
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +118,8 @@ class ConversationTable:
     built, holds :func:`turn_texts`. BM25 over either view is built on first use.
     """
 
-    def __init__(self, frame: pd.DataFrame, index: DenseIndex | None = None, encoder=None,
-                 turn_index: DenseIndex | None = None, zone: CalendarZone | None = None):
+    def __init__(self, frame: pd.DataFrame, index: DenseSearcher | None = None, encoder: Encoder | None = None,
+                 turn_index: DenseSearcher | None = None, zone: CalendarZone | None = None):
         self.frame = frame
         # the zone of the calendar columns, and why (given, the log's, or UTC by default)
         self.zone = zone or CalendarZone(frame["timestamp"].dt.tz, "default")
@@ -132,7 +134,8 @@ class ConversationTable:
         self._query_cache: dict[str, np.ndarray] = {}  # repeated questions in a chat are encoded once
 
     @classmethod
-    def from_utterances(cls, utterances: Sequence[Utterance], encoder=None, cache_dir: str | Path | None = None,
+    def from_utterances(cls, utterances: Sequence[Utterance], encoder: Encoder | None = None,
+                        cache_dir: str | Path | None = None,
                         metadata_in_text: bool = False, turns: bool = False,
                         tz: str | tzinfo | None = None) -> ConversationTable:
         """Build the table, its calendar columns in ``tz`` (None: the zone the log is written in, else UTC); with an
@@ -154,6 +157,10 @@ class ConversationTable:
 
     def __len__(self) -> int:
         return len(self.frame)
+
+    def last_row(self) -> pd.Series | None:
+        """The last turn (None for a table without one)."""
+        return self.frame.iloc[-1] if len(self.frame) else None
 
     @property
     def tz(self):

@@ -66,10 +66,11 @@ def records_frame(records: dict[str, list], zone: tzinfo) -> pd.DataFrame:
     for name in COLUMNS:
         values = records[name]
         if name in TIME_COLUMNS:
-            values = pd.DatetimeIndex(pd.to_datetime(values, utc=True)).tz_convert(zone)
+            data[name] = pd.DatetimeIndex(pd.to_datetime(values, utc=True)).tz_convert(zone)
         elif name in INT32_COLUMNS:
-            values = np.asarray(values, dtype=np.int32)
-        data[name] = values
+            data[name] = np.asarray(values, dtype=np.int32)
+        else:
+            data[name] = values
     frame = pd.DataFrame(data)
     frame.index = pd.Index(frame["response_idx"].to_numpy())
     return frame

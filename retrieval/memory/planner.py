@@ -14,7 +14,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Protocol, cast
 
+from retrieval.llm.base import GenerationResult, LLMBackend
 from retrieval.memory.conversation_table import COLUMNS
 from retrieval.memory.question import AskedQuestion
 from retrieval.memory.question_parts import HOW_MANY
@@ -110,8 +112,27 @@ def ops_for(expressions: Sequence[TimeExpression], now: datetime) -> list[dict]:
         if e.session_shift:  # the sessions before / after an anchor, itself planned as an expression
             start, end = e.session_shift
             ops.append({"op": "shift", "group": "session", "start": start, "end": end,
-                        "anchor": ops_for([e.anchor], now)[1:]})
+                        "anchor": ops_for([e.anchor] if e.anchor is not None else [], now)[1:]})
     return ops
+
+
+class Planner(Protocol):
+    """What the memory asks of a planner: a question (read once, or its text read against ``now``) -> a
+    :class:`~retrieval.memory.table_ops.Plan`; ``name`` says which planner made it."""
+
+    name: str
+
+    def plan(self, question: str | AskedQuestion, now: datetime | None = None,
+             speakers: Sequence[str] = ()) -> Plan: ...
+
+
+def question_now(question: str | AskedQuestion, now: datetime | None) -> datetime:
+    """The time a question is read against: the one it was read against, else ``now``, which a text needs."""
+    if isinstance(question, AskedQuestion):
+        return question.now
+    if now is None:
+        raise ValueError("a question given as text is read against a time: pass now")
+    return now
 
 
 class RulePlanner:
@@ -125,7 +146,8 @@ class RulePlanner:
     def plan(self, question: str | AskedQuestion, now: datetime | None = None, speakers: Sequence[str] = ()) -> Plan:
         """The plan of a question read once (:class:`~retrieval.memory.question.AskedQuestion`; a string is read
         here, against ``now``)."""
-        q = question if isinstance(question, AskedQuestion) else AskedQuestion.read(question, now, speakers)
+        q = question if isinstance(question, AskedQuestion) else AskedQuestion.read(
+            question, question_now(question, now), speakers)
         now, norm, expressions, reading = q.now, q.normalised, q.expressions, q.reading
         resolved = [e for e in expressions if not e.unresolved]
         # beside a time of the question's own, a reference back ("then") is that time, and a vague word ("recently")
@@ -251,7 +273,7 @@ class LLMPlanner:
 
     name = "llm"
 
-    def __init__(self, backend, columns: Sequence[str] = COLUMNS, fallback: RulePlanner | None = None,
+    def __init__(self, backend: LLMBackend, columns: Sequence[str] = COLUMNS, fallback: RulePlanner | None = None,
                  max_new_tokens: int = 200, schema: bool = True):
         """``columns``: what the plan may name (default: the conversation table's, known before any table is read,
         so a memory is built with its planner)."""
@@ -269,10 +291,10 @@ class LLMPlanner:
                              speakers=", ".join(speakers) or "any")
         return [{"role": "user", "content": text}]
 
-    def _ask(self, messages: list[dict[str, str]]):
+    def _ask(self, messages: list[dict[str, str]]) -> GenerationResult:
         while True:
             fmt = self.formats[0]
-            extra = {"response_format": fmt} if fmt is not None else {}
+            extra: dict[str, Any] = {"response_format": fmt} if fmt is not None else {}
             result = self.backend.generate([messages], max_new_tokens=self.max_new_tokens, temperature=0.0, **extra)[0]
             if result.ok or fmt is None:
                 return result
@@ -283,8 +305,7 @@ class LLMPlanner:
     def plan(self, question: str | AskedQuestion, now: datetime | None = None, speakers: Sequence[str] = ()) -> Plan:
         from retrieval.llm import LLMOutputError
 
-        if isinstance(question, AskedQuestion):
-            now = question.now
+        now = question_now(question, now)
         text = question.text if isinstance(question, AskedQuestion) else question
         result = self._ask(self.prompt(text, now, speakers))
         reason, repaired, ops = None, None, None
@@ -303,6 +324,7 @@ class LLMPlanner:
             plan.notes.insert(0, f"LLM plan invalid ({reason[:300]}); rule planner used")
             plan.planner = "llm->rule"
             return plan
-        ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}, *ops]
-        notes = [f"LLM plan: {json.dumps(ops[1:])[:300]}", *([repaired] if repaired else [])]
-        return Plan(ops, notes, self.name)
+        valid = cast(list[dict], ops)  # validate_ops found nothing wrong: a list of operations
+        notes = [f"LLM plan: {json.dumps(valid)[:300]}", *([repaired] if repaired else [])]
+        return Plan([{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}, *valid], notes,
+                    self.name)

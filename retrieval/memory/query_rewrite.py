@@ -54,8 +54,8 @@ def context_query(history: Sequence[ContextTurn], query: str) -> str:
 
 
 def _one_day(found: Sequence[TimeExpression]) -> bool:
-    return len(found) == 1 and bool(found[0].intervals) and len(found[0].intervals) == 1 and (
-        found[0].intervals[0][1] - found[0].intervals[0][0]).days <= 1
+    intervals = found[0].intervals if len(found) == 1 else None
+    return intervals is not None and len(intervals) == 1 and (intervals[0][1] - intervals[0][0]).days <= 1
 
 
 BEFORE_THAT = re.compile(r"\bbefore\s+that\b")
@@ -73,7 +73,7 @@ def reference_kind(e: TimeExpression) -> str | None:
     return e.anaphor or ("before" if before_that(e) else None)
 
 
-def _referent(anaphor: str, found: Sequence[TimeExpression]) -> str:
+def _referent(anaphor: str | None, found: Sequence[TimeExpression]) -> str:
     """What a reference back means, in words (shown in the rewritten text): "that week" of a day is the week of that
     day, "that morning" its morning, "the session after that" the session after the one then; the rest (then,
     that day, that time) is the expression itself."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -173,17 +174,19 @@ class SQLiteStore:
             return 0
         return self.db.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
 
-    def _create_table(self, rows: pd.DataFrame) -> None:
-        self.columns = [(name, column_kind(rows[name])) for name in rows.columns]
-        names = [n for n, _ in self.columns]
+    def _create_table(self, rows: pd.DataFrame) -> list[tuple[str, str]]:
+        """The rows table, its columns' kinds read from ``rows``; those (name, kind) columns."""
+        columns = self.columns = [(name, column_kind(rows[name])) for name in rows.columns]
+        names = [n for n, _ in columns]
         if "response_idx" not in names:
             raise ValueError("a memory's rows need a response_idx column")
         spec = ", ".join(f"{_quote(n)} {SQL_TYPES[k]}" + (" PRIMARY KEY" if n == "response_idx" else "")
-                         for n, k in self.columns)
+                         for n, k in columns)
         self.db.execute("BEGIN IMMEDIATE")
         self.db.execute(f"CREATE TABLE rows ({spec})")
-        self.set_meta("columns", [list(c) for c in self.columns])
+        self.set_meta("columns", [list(c) for c in columns])
         self.db.execute("COMMIT")
+        return columns
 
     def roles(self) -> dict[int, str]:
         """The rows recorded with a role other than an utterance: response_idx -> role."""
@@ -192,28 +195,29 @@ class SQLiteStore:
     def append(self, rows: pd.DataFrame, roles: dict[int, str] | None = None) -> None:
         if rows.empty:
             return
-        if self.columns is None:
-            self._create_table(rows)
-        names = [n for n, _ in self.columns]
+        columns = self.columns if self.columns is not None else self._create_table(rows)
+        names = [n for n, _ in columns]
         if list(rows.columns) != names:
             raise ValueError(f"rows have columns {list(rows.columns)}, the memory stores {names}")
-        values = zip(*(to_sql_column(rows[n], k) for n, k in self.columns)) if len(rows) > SMALL_BATCH else \
-            [[scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in rows.itertuples(index=False)]
-        self._insert(values, roles)
+        values = zip(*(to_sql_column(rows[n], k) for n, k in columns)) if len(rows) > SMALL_BATCH else \
+            [[scalar(v, k) for v, (_, k) in zip(r, columns)] for r in rows.itertuples(index=False)]
+        self._insert(values, len(columns), roles)
 
     def append_records(self, records: dict[str, list], roles: dict[int, str] | None = None) -> None:
         """Append a few rows given as columns of Python values (a living memory's ``add``: no frame to build);
         the table must exist (made by a first :meth:`append`)."""
-        if self.columns is None:
+        columns = self.columns
+        if columns is None:
             raise ValueError("the memory's rows table does not exist yet: append a frame first")
-        if list(records) != [n for n, _ in self.columns]:
-            raise ValueError(f"rows have columns {list(records)}, the memory stores {[n for n, _ in self.columns]}")
-        self._insert([[scalar(v, k) for v, (_, k) in zip(r, self.columns)] for r in zip(*records.values())], roles)
+        if list(records) != [n for n, _ in columns]:
+            raise ValueError(f"rows have columns {list(records)}, the memory stores {[n for n, _ in columns]}")
+        self._insert([[scalar(v, k) for v, (_, k) in zip(r, columns)] for r in zip(*records.values())],
+                     len(columns), roles)
 
-    def _insert(self, values, roles: dict[int, str] | None = None) -> None:
-        """Insert ``values`` (rows of SQL values, in the table's column order) and the rows' ``roles`` in one
-        transaction."""
-        marks = ", ".join("?" * len(self.columns))
+    def _insert(self, values: Iterable[Sequence], width: int, roles: dict[int, str] | None = None) -> None:
+        """Insert ``values`` (rows of ``width`` SQL values, in the table's column order) and the rows' ``roles`` in
+        one transaction."""
+        marks = ", ".join("?" * width)
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.executemany(f"INSERT INTO rows VALUES ({marks})", values)
@@ -224,13 +228,14 @@ class SQLiteStore:
             raise
 
     def read(self, start: int = 0, zone=None) -> pd.DataFrame:
-        if self.columns is None:
+        columns = self.columns
+        if columns is None:
             return pd.DataFrame()
-        names = [n for n, _ in self.columns]
+        names = [n for n, _ in columns]
         cur = self.db.execute(f"SELECT {', '.join(map(_quote, names))} FROM rows WHERE response_idx >= ? "
                               "ORDER BY response_idx", (start,))
-        data = list(zip(*cur.fetchall())) or [[] for _ in names]
-        frame = pd.DataFrame({n: from_sql_column(col, k, zone) for (n, k), col in zip(self.columns, data)})
+        data: list[Sequence] = list(zip(*cur.fetchall())) or [[] for _ in names]
+        frame = pd.DataFrame({n: from_sql_column(col, k, zone) for (n, k), col in zip(columns, data)})
         frame.index = pd.Index(frame["response_idx"].to_numpy())
         return frame
 

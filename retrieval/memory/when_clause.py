@@ -45,7 +45,7 @@ def sentences(text: str) -> list[str]:
 def clauses(text: str, said: datetime) -> list[tuple[str, EventTime | None]]:
     """The sentences of ``text`` with their event times, a sentence that states two or more times split into its
     clauses, so that each time is read with the words of its own event."""
-    out = []
+    out: list[tuple[str, EventTime | None]] = []
     for sentence in sentences(text):
         parts = [(p, read_event_time(p, said).time) for p in _CLAUSE.split(sentence) if p.strip()]
         timed = sum(t is not None for _, t in parts)

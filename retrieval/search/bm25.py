@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -44,11 +45,13 @@ class BM25Retriever:
         return self.model.get_scores(tokens)
 
     def search(self, queries: Sequence[str], k: int,
-               subset: Iterable | None = None) -> list[list[tuple[object, float]]]:
+               subset: Iterable | None = None) -> list[list[tuple[Any, float]]]:
+        """Top-k (id, score) per query, best first, each id as it was added; ``subset`` restricts the candidates to
+        those ids."""
         rows = None
         if subset is not None:
             rows = np.array(sorted({self._row_of[i] for i in subset if i in self._row_of}), dtype=np.int64)
-        results = []
+        results: list[list[tuple[Any, float]]] = []
         for query in queries:
             s = self.scores(query)
             cand = rows if rows is not None else np.arange(len(s))

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from models.dual_encoder import DualEncoder
+from models.encoder import Encoder
 from retrieval.search.dense_index import DenseIndex
 from retrieval.search.embedding_cache import cached_document_embeddings
 
 
-def cached_index(encoder: DualEncoder, texts: Sequence[str], ids: Sequence, cache_dir: str | Path | None, *,
+def cached_index(encoder: Encoder, texts: Sequence[str], ids: Sequence, cache_dir: str | Path | None, *,
                  chunks: Sequence[int] | None = None, batch_size: int = 64, show_progress_bar: bool = False,
                  factory: str = "Flat") -> DenseIndex:
     """A ``factory`` index of ``texts`` encoded as documents, under ``ids`` (one per text).

@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -90,8 +91,9 @@ class DenseIndex:
                 "rebuild the index with the new encoder")
 
     def search(self, queries: np.ndarray, k: int, subset: Iterable | None = None,
-               encoder_id: str | None = None) -> list[list[tuple[object, float]]]:
-        """Top-k (id, score) per query, best first; ``subset`` restricts the candidates to those ids.
+               encoder_id: str | None = None) -> list[list[tuple[Any, float]]]:
+        """Top-k (id, score) per query, best first, each id as it was added; ``subset`` restricts the candidates to
+        those ids.
 
         Scores are inner products (metric "ip") or negated squared L2 distances ("l2"), so
         higher is always better.
@@ -121,19 +123,21 @@ class DenseIndex:
 
     def _selector_params(self, selector: faiss.IDSelector) -> faiss.SearchParameters:
         """Search parameters carrying ``selector``, of the type the index expects, keeping its own settings
-        (IVF rejects plain parameters, and both IVF and HNSW would fall back to default nprobe / efSearch)."""
+        (IVF rejects plain parameters, and both IVF and HNSW would fall back to default nprobe / efSearch).
+        faiss's own stub lacks these classes' keyword arguments and SearchParametersHNSW: hence the ignores."""
         index = self.index
         if isinstance(index, faiss.IndexIVF):
-            return faiss.SearchParametersIVF(sel=selector, nprobe=index.nprobe, max_codes=index.max_codes)
+            return faiss.SearchParametersIVF(sel=selector, nprobe=index.nprobe,  # type: ignore[call-arg]
+                                             max_codes=index.max_codes)
         if isinstance(index, faiss.IndexHNSW):
-            return faiss.SearchParametersHNSW(sel=selector, efSearch=index.hnsw.efSearch)
-        return faiss.SearchParameters(sel=selector)
+            return faiss.SearchParametersHNSW(sel=selector, efSearch=index.hnsw.efSearch)  # type: ignore[attr-defined]
+        return faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
 
     def _reconstruct(self, rows: np.ndarray) -> np.ndarray | None:
         """The stored vectors of internal ``rows`` (S,) -> (S, D), or None when this index cannot give them."""
         try:
             ivf = faiss.try_extract_index_ivf(self.index) if not self.on_gpu else None
-            if ivf is not None and ivf.direct_map.type == faiss.DirectMap.NoMap:
+            if ivf is not None and ivf.direct_map.type == faiss.DirectMap.NoMap:  # type: ignore[attr-defined]
                 ivf.make_direct_map()  # 8 bytes a vector; IVF indices cannot reconstruct without it
             return self.index.reconstruct_batch(rows)
         except RuntimeError as e:  # e.g. an index type with no stored vectors

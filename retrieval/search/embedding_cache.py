@@ -15,14 +15,17 @@ from pathlib import Path
 import numpy as np
 
 from models.dual_encoder import DualEncoder
+from models.encoder import Encoder
 from retrieval.atomic import save_with
 
 logger = logging.getLogger(__name__)
 
 
-def cache_path(encoder: DualEncoder, texts: list[str], cache_dir: str | Path) -> Path:
-    """``cache_dir/docs-<key>.npy``, the key a hash of the encoder's identity, its autocast type and the texts."""
-    h = hashlib.sha1(f"{encoder.identity}|{encoder.autocast_dtype}".encode())
+def cache_path(encoder: Encoder, texts: list[str], cache_dir: str | Path) -> Path:
+    """``cache_dir/docs-<key>.npy``, the key a hash of the encoder's identity, its autocast type (a
+    :class:`~models.dual_encoder.DualEncoder`'s; another encoder's identity says it all) and the texts."""
+    autocast = encoder.autocast_dtype if isinstance(encoder, DualEncoder) else None
+    h = hashlib.sha1(f"{encoder.identity}|{autocast}".encode())
     for t in texts:
         h.update(t.encode("utf-8"))
         h.update(b"\0")
@@ -44,7 +47,7 @@ def read_entry(path: Path, shape: tuple[int, int]) -> np.ndarray | None:
     return emb
 
 
-def cached_document_embeddings(encoder: DualEncoder, texts: list[str], cache_dir: str | Path | None,
+def cached_document_embeddings(encoder: Encoder, texts: list[str], cache_dir: str | Path | None,
                                batch_size: int = 64, show_progress_bar: bool = True) -> np.ndarray:
     """Encode ``texts`` as documents, reusing ``cache_dir/<key>.npy`` when present and sound; no cache when
     ``cache_dir`` is None or '' (the commands' ``--cache-dir ''``, which must not mean the working directory)."""

@@ -11,17 +11,19 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
+Id = TypeVar("Id", bound=Hashable)  # what the lists rank: a row, a table, a cell (each list's ids of one kind)
 FUSIONS = ("scores", "rrf")  # min_max_fusion, reciprocal_rank_fusion
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[object, float]]], k: int = 60,
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[Id, float]]], k: int = 60,
                            weights: Sequence[float] | None = None,
                            top: int | None = None, boost: Collection | None = None,
-                           boost_weight: float = 0.3) -> list[tuple[object, float]]:
+                           boost_weight: float = 0.3) -> list[tuple[Id, float]]:
     """Fuse ranked (id, score) lists: score(id) = sum_r w_r / (k + rank_r(id)), best first.
 
     ``boost``: ids given a prior of ``boost_weight`` times the vote of one ranker's top rank, ``1 / (k + 1)``.
@@ -29,7 +31,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[object, float]]], k
     the rankers placed a little ahead of it, not a row that several of them put far ahead.
     """
     weights = weights or [1.0] * len(rankings)
-    fused: dict = defaultdict(float)
+    fused: dict[Id, float] = defaultdict(float)
     for ranking, w in zip(rankings, weights):
         for rank, (i, _) in enumerate(ranking, start=1):
             fused[i] += w / (k + rank)
@@ -40,8 +42,8 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[object, float]]], k
     return out[:top] if top else out
 
 
-def min_max_fusion(rankings: Sequence[Sequence[tuple[object, float]]], top: int | None = None,
-                   boost: Collection | None = None, boost_weight: float = 0.3) -> list[tuple[object, float]]:
+def min_max_fusion(rankings: Sequence[Sequence[tuple[Id, float]]], top: int | None = None,
+                   boost: Collection | None = None, boost_weight: float = 0.3) -> list[tuple[Id, float]]:
     """Fuse ranked (id, score) lists by the sum of each list's scores rescaled to [0, 1] (its best 1, its last
     0), best first; ties keep the order ids were first seen in. A list whose scores are all equal (BM25 with no
     query term in any row) says nothing and adds 0; an id missing from a list gets that list's 0.
@@ -49,7 +51,7 @@ def min_max_fusion(rankings: Sequence[Sequence[tuple[object, float]]], top: int 
     ``boost``: ids given a prior of ``boost_weight`` times one ranker's top score (1), the same share of a vote
     as :func:`reciprocal_rank_fusion`'s.
     """
-    fused: dict = defaultdict(float)
+    fused: dict[Id, float] = defaultdict(float)
     for ranking in rankings:
         if not ranking:
             continue
@@ -65,8 +67,8 @@ def min_max_fusion(rankings: Sequence[Sequence[tuple[object, float]]], top: int 
     return out[:top] if top else out
 
 
-def spread_cut(fused: Sequence[tuple[object, float]], margin: float | None,
-               last: float | None = None) -> list[tuple[object, float]]:
+def spread_cut(fused: Sequence[tuple[Id, float]], margin: float | None,
+               last: float | None = None) -> list[tuple[Id, float]]:
     """The rows of a fused list (best first) scored within ``margin`` times its spread (best minus ``last``, by
     default the list's own last score) of the best: 0 keeps the best (and exact ties), 1 or more keeps them all,
     None cuts nothing. Measured against the list's own spread, so the same margin means the same for any fusion
@@ -80,8 +82,8 @@ def spread_cut(fused: Sequence[tuple[object, float]], margin: float | None,
     return [(i, s) for i, s in fused if s >= floor]
 
 
-def absolute_cut(fused: Sequence[tuple[object, float]], margin: float | None, unit: float = 1.0
-                 ) -> list[tuple[object, float]]:
+def absolute_cut(fused: Sequence[tuple[Id, float]], margin: float | None, unit: float = 1.0
+                 ) -> list[tuple[Id, float]]:
     """The rows of a fused list (best first) scored within ``margin * unit`` of the best (None: all); ``unit`` is
     one ranker's top score: ``1 / (k + 1)`` for :func:`reciprocal_rank_fusion`, 1 for :func:`min_max_fusion`."""
     if margin is None or not fused:

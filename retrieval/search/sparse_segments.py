@@ -104,9 +104,8 @@ class Segment:
 
     def save(self, folder: Path) -> Path:
         path = folder / f"seg-{self.start:010d}-{self.end:010d}.npz"
-        arrays = {"terms": self.terms, "indptr": self.indptr, "docs": self.docs, "tfs": self.tfs,
-                  "lengths": self.lengths}
-        save_with(lambda partial: np.savez(partial, **arrays), path)
+        save_with(lambda partial: np.savez(partial, terms=self.terms, indptr=self.indptr, docs=self.docs, tfs=self.tfs,
+                                           lengths=self.lengths), path)
         return path
 
     @classmethod
@@ -243,13 +242,15 @@ class SegmentedBM25:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         found: dict[int, list[Path]] = {}
+        ends: dict[Path, int] = {}
         for path in folder.glob("seg-*.npz"):
             m = SEGMENT_NAME.fullmatch(path.name)
             if m:
                 found.setdefault(int(m.group(1)), []).append(path)
+                ends[path] = int(m.group(2))
         chain, start = [], 0
         while start in found:
-            best = max(found.pop(start), key=lambda p: int(SEGMENT_NAME.fullmatch(p.name).group(2)))
+            best = max(found.pop(start), key=ends.__getitem__)
             try:
                 chain.append(Segment.load(best))
             except (OSError, ValueError) as e:
@@ -332,7 +333,7 @@ class SegmentedBM25:
                subset: Iterable | None = None) -> list[list[tuple[int, float]]]:
         """Top-k (position, score) per query, best first; ``subset`` restricts the candidates to those positions."""
         rows = sorted_positions(subset, len(self))
-        results = []
+        results: list[list[tuple[int, float]]] = []
         for query in queries:
             if rows is not None and len(rows) == 0 or k <= 0:
                 results.append([])
