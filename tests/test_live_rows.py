@@ -10,8 +10,7 @@ import pytest
 
 from retrieval.data.conversation_log import Utterance
 from retrieval.memory.conversation_table import turn_texts, utterance_frame
-from retrieval.memory.live_rows import extend_records, last_record, records_frame, utterance_records
-from retrieval.memory.live_table import view_texts
+from retrieval.memory.live_rows import extend_records, last_record, records_frame, utterance_records, view_texts
 
 TEXTS = ["I went to the support group yesterday.", "Nice! How was it?", "We meet again next Friday at 5pm.",
          "ok", "Last year in May I adopted two cats.", "Happy new year!"]

@@ -39,7 +39,8 @@ def build_live_tab(memories: MemoryDemo, live: LiveMemory) -> None:
                 idx = memory.add(who.strip() or "user", text.strip(), datetime.now(timezone.utc))
             except PAGE_ERRORS as e:
                 return gr.skip(), gr.skip(), error_html(str(e))
-            note = f"recorded [{idx}] in session {int(memory.table.last_row()['session'])}"
+            last = memory.table.last_row()  # the turn just recorded
+            note = f"recorded [{idx}] in session {None if last is None else int(last['session'])}"
             return [*messages, {"role": "user", "content": f"{who}: {text}"},
                     {"role": "assistant", "content": note}], "", ""
 

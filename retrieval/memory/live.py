@@ -39,8 +39,8 @@ from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.timestamps import ZONE_SOURCES, zone_name
 from retrieval.memory.follow_ups import FollowUps
-from retrieval.memory.live_table import MemoryFolder
 from retrieval.memory.memory_answer import answer_messages
+from retrieval.memory.memory_folder import MemoryFolder
 from retrieval.memory.result_print import print_result
 from retrieval.memory.snapshot import newest_readable
 from retrieval.memory.temporal_memory import TemporalMemory
@@ -127,12 +127,17 @@ def open_memory(args: MemoryArguments) -> TemporalMemory:
                                precision=args.precision, store=args.store)
 
 
+def session_of_last(memory: TemporalMemory) -> int | None:
+    """The session of the memory's last turn (None before its first)."""
+    last = memory.table.last_row()
+    return None if last is None else int(last["session"])
+
+
 def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_size: int = 256,
                progress: bool = True, where: str = "log") -> tuple[list[int], int]:
     """Append a log's ``utterances`` (:func:`~retrieval.data.conversation_log.load_log`) to ``memory`` (see the
     module docstring): each one's response index, and how many were already there (exact duplicates, skipped)."""
-    last = memory.table.last_row()
-    offset = 0 if last is None else int(last["session"])
+    offset = session_of_last(memory) or 0
     numbers = {s: offset + n for n, s in enumerate(dict.fromkeys(u.session for u in utterances), start=1)}
     turns = [{"speaker": u.speaker, "text": u.text, "timestamp": u.timestamp, "session": numbers[u.session],
               "turn_id": u.turn_id, "where": f"{where}: {u.turn_id or u.response_idx}"} for u in utterances]
@@ -209,7 +214,7 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
         role = "question" if question else "utterance"  # a question is kept, with its role: not evidence
         idx = memory.add_many([{"speaker": speaker, "text": line, "timestamp": now, "role": role}])[0]
         recorded += 1
-        print(f"recorded [{idx}] session {int(memory.table.last_row()['session'])} at "
+        print(f"recorded [{idx}] session {session_of_last(memory)} at "
               f"{now.astimezone(memory.table.tz).isoformat(timespec='seconds')}", file=out)
         if reply:
             memory.add_many([{"speaker": "assistant", "text": reply, "role": "answer",
@@ -233,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         # a log is read (and refused) before the memory is opened or created
         utterances = load_log(args.file, args.format, None, args.sample, timestamps=args.timestamps) \
-            if name == "import" else None
+            if name == "import" else []
         memory = open_memory(args)
         if name == "import":
             ids, skipped = import_log(memory, utterances, args.batch_size, where=args.file)

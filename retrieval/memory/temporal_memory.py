@@ -74,7 +74,7 @@ class TemporalMemory:
         if rewrite == "llm" and llm_rewriter is None:
             raise ValueError("rewrite='llm' needs an llm_rewriter")
         self.table, self.rewrite, self.llm_rewriter = table, rewrite, llm_rewriter
-        # a living memory's folder or database (retrieval.memory.live_table, retrieval.memory.postgres): where
+        # a living memory's folder or database (retrieval.memory.memory_folder, retrieval.memory.postgres): where
         # appends go; None for a memory read from a log
         self.folder = folder
         self.planner = planner or RulePlanner()
@@ -93,7 +93,7 @@ class TemporalMemory:
         utterances = load_log(path, fmt, tz, sample, timedelta(minutes=session_gap_minutes), on_bad_time, timestamps)
         return cls(ConversationTable.from_utterances(utterances, encoder, cache_dir, turns=turns, tz=tz), **kwargs)
 
-    # ---- a living memory: a folder that turns are appended to (retrieval.memory.live_table) ----------------------
+    # ---- a living memory: a folder that turns are appended to (retrieval.memory.living_memory) -------------------
     @classmethod
     def open(cls, path: str | Path, encoder=None, create: bool = False, encoder_spec: str | None = None,
              tz: str | None = None, session_gap_minutes: float = 30, turns: bool = True, fsync: bool = False,
@@ -105,7 +105,7 @@ class TemporalMemory:
         :meth:`add` / :meth:`add_many`, each one committed when it returns (``fsync``: also through a power cut,
         about 5 ms more). ``store``: a PostgreSQL URL (``postgresql://user:password@host/db``) puts the memory in
         that database (:mod:`retrieval.memory.postgres`), ``path`` then naming it there; None: the folder ``path``."""
-        from retrieval.memory.live_table import MemoryFolder
+        from retrieval.memory.memory_folder import MemoryFolder
         from retrieval.memory.postgres.memory import NoSuchMemory, PostgresMemory, is_database_url
 
         if store is not None and not is_database_url(store):
@@ -129,7 +129,7 @@ class TemporalMemory:
 
     @classmethod
     def wrap(cls, folder, **kwargs) -> TemporalMemory:
-        """The memory over an opened :class:`~retrieval.memory.live_table.MemoryFolder` (or its PostgreSQL
+        """The memory over an opened :class:`~retrieval.memory.memory_folder.MemoryFolder` (or its PostgreSQL
         counterpart), ``kwargs`` as the constructor's."""
         return cls(folder.table, folder=folder, **kwargs)
 
@@ -146,10 +146,10 @@ class TemporalMemory:
         return self.append(turns, embeddings, show_progress_bar).ids
 
     def append(self, turns: Sequence[dict], embeddings: dict | None = None, show_progress_bar: bool = False):
-        """Record turns in one transaction: a :class:`~retrieval.memory.live_table.Appended`, each turn's row and the
+        """Record turns in one transaction: a :class:`~retrieval.memory.living_memory.Appended`, each turn's row and the
         number of exact duplicates skipped (same time, speaker and text as a row already there: an import run twice
         adds nothing). A turn before the last one (not a duplicate), or after this machine's clock by more than
-        ``live_table.FUTURE_SKEW``, is a ValueError naming it, and nothing of the batch is written. A memory made
+        ``living_memory.FUTURE_SKEW``, is a ValueError naming it, and nothing of the batch is written. A memory made
         without a zone takes the one its first turns are written in."""
         folder = self.folder
         if folder is None:
@@ -288,7 +288,8 @@ class TemporalMemory:
                               + json.dumps(evidence_ops, default=str))
         parts = between_parts(asked) if kind == "between" else None
         if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between)
-            answer = answer_length_between(asked, *(self.when_evidence(p, now) for p in parts), now)
+            first, second = parts
+            answer = answer_length_between(asked, self.when_evidence(first, now), self.when_evidence(second, now), now)
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,
@@ -346,14 +347,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from retrieval.llm import load_backend
 
         backend = load_backend(args.llm)
-    planner = LLMPlanner(backend, fallback=rule) if args.planner == "llm" else rule
+    planner = LLMPlanner(backend, fallback=rule) if backend is not None and args.planner == "llm" else rule
     try:
         memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
                                           sample=args.sample, timestamps=args.timestamps,
                                           cache_dir=args.cache_dir or None, planner=planner, rewrite=args.rewrite,
                                           ranker=args.ranker, fusion=args.fusion, cut=args.content_cut,
                                           prior=args.speaker_prior,
-                                          llm_rewriter=LLMRewriter(backend) if args.rewrite == "llm" else None)
+                                          llm_rewriter=LLMRewriter(backend) if backend is not None and
+                                          args.rewrite == "llm" else None)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@ operating system; nothing is fsync'ed, because the file is never the only copy o
 the documents in a database, and a file that lags it (a process killed between the two writes, a torn last
 row) is repaired on open by :meth:`VectorLog.repair` (torn rows cut off, surplus rows dropped) and the owner
 encoding the missing rows again. A flat FAISS index is one copy of these rows, so the memory builds it on open
-instead of storing it twice (``retrieval/memory/live_table.py``).
+instead of storing it twice (``retrieval/memory/memory_folder.py``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     root/
         registry.sqlite        memory id, name, the key's hash, when it was made (SQLite, WAL)
-        <memory id>/           a living memory's folder (retrieval.memory.live_table)
+        <memory id>/           a living memory's folder (retrieval.memory.memory_folder)
 
 A key is 32 random bytes (``secrets.token_urlsafe``), shown once when the memory is made; only its SHA-256 is
 stored. A fast hash is enough for a random 256-bit secret (nothing to guess from a dictionary), and keys are

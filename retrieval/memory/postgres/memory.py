@@ -1,5 +1,6 @@
-"""A living memory kept in PostgreSQL: :class:`~retrieval.memory.live_table.MemoryFolder`'s behaviour over a
-:class:`~retrieval.memory.postgres.store.PostgresStore`.
+"""A living memory kept in PostgreSQL: a :class:`~retrieval.memory.living_memory.LivingMemory` over a
+:class:`~retrieval.memory.postgres.store.PostgresStore`, beside the folder engine
+(:class:`~retrieval.memory.memory_folder.MemoryFolder`).
 
 Appending is the embedded memory's (the same turn checks, duplicates, zone and session rules); what differs is
 where the rows go (one transaction with their vectors and BM25 postings, nothing beside the database) and where
@@ -14,7 +15,8 @@ from datetime import timedelta
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP
 from retrieval.data.timestamps import CalendarZone, as_timezone
 from retrieval.memory.live_rows import records_frame
-from retrieval.memory.live_table import LiveTable, MemoryFolder
+from retrieval.memory.live_table import LiveTable
+from retrieval.memory.living_memory import LivingMemory
 from retrieval.memory.memory_settings import check_encoder, memory_settings
 from retrieval.memory.postgres.search import PostgresBM25, PostgresDense
 from retrieval.memory.postgres.store import PostgresStore, connect, redact, view_names
@@ -36,18 +38,17 @@ def memory_name(url: str, memory_id: str) -> str:
     return f"{redact(url)} memory {memory_id!r}"
 
 
-class PostgresMemory(MemoryFolder):
-    """Memory ``memory_id`` in the PostgreSQL database at ``url``."""
+class PostgresMemory(LivingMemory):
+    """Memory ``memory_id`` in the PostgreSQL database at ``url`` (its store holds the writer's lock)."""
+
+    path: str
+    store: PostgresStore
 
     def __init__(self, url: str, memory_id: str, store: PostgresStore, encoder, table: LiveTable,
                  views: tuple[str, ...], gap: timedelta):
+        super().__init__(store, encoder, table, views, gap)
         self.url, self.memory_id = url, memory_id
         self.path = memory_name(url, memory_id)  # what messages name
-        self.store, self.encoder, self.table = store, encoder, table
-        self.views, self.gap = views, gap
-        self.vectors = {}  # the vectors are rows of the database
-        self.lock = None  # the store holds the writer's lock
-        self.roles = store.roles()
 
     @classmethod
     def create(cls, url: str, memory_id: str, encoder, encoder_spec: str | None = None, tz: str | None = None,

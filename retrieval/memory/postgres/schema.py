@@ -21,7 +21,7 @@ vectors are unit-length, so inner product is their cosine) serves a ranked quest
 
 from __future__ import annotations
 
-VIEWS = ("text", "turn")  # the dense and BM25 views of a memory (retrieval.memory.live_table)
+VIEWS = ("text", "turn")  # the dense and BM25 views of a memory (retrieval.memory.living_memory)
 HNSW = {"m": 16, "ef_construction": 64}  # pgvector's defaults, written out
 
 

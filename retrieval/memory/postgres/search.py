@@ -64,7 +64,7 @@ class PostgresDense:
         self.store, self.view, self.encoder_id = store, view, encoder_id
         self.approximate_from = approximate_from
 
-    def add(self, embeddings, ids) -> None:
+    def add(self, embeddings: np.ndarray, ids: Sequence) -> None:
         """Nothing: the store wrote the vectors with their rows."""
 
     def __len__(self) -> int:
@@ -104,7 +104,7 @@ class PostgresDense:
                 f"ORDER BY {column} <#> %s LIMIT %s", (query, self.store.memory_id, query, fetch))
             found = [(int(i), float(s)) for i, s in cur.fetchall()]
         if rows is not None and len(rows) < self.store.count():  # the rows left out, and only those, are dropped
-            found = [(i, s) for i, s in found if rows[min(np.searchsorted(rows, i), len(rows) - 1)] == i]
+            found = [(i, s) for i, s in found if rows[min(int(np.searchsorted(rows, i)), len(rows) - 1)] == i]
         return found
 
 

@@ -167,15 +167,16 @@ class PostgresStore:
         (``embeddings``: the "text" view at least) and the texts BM25 indexes per view (``sparse``), in one
         transaction."""
         records = {c: rows[c].tolist() for c in rows.columns} if isinstance(rows, pd.DataFrame) else rows
-        first = self.columns is None  # the memory's first rows: their column kinds are recorded with them
-        if first:
+        columns = self.columns
+        first = columns is None  # the memory's first rows: their column kinds are recorded with them
+        if columns is None:
             frame = rows if isinstance(rows, pd.DataFrame) else None
             if frame is None:
                 raise ValueError("the memory's first rows come as a frame (their column kinds are read from it)")
-            self.columns = [(name, column_kind(frame[name])) for name in frame.columns]
+            columns = self.columns = [(name, column_kind(frame[name])) for name in frame.columns]
             if "response_idx" not in frame.columns:
                 raise ValueError("a memory's rows need a response_idx column")
-        names = [n for n, _ in self.columns]
+        names = [n for n, _ in columns]
         if list(records) != names:
             raise ValueError(f"rows have columns {list(records)}, the memory stores {names}")
         n = len(records["response_idx"])
@@ -188,8 +189,8 @@ class PostgresStore:
         try:
             with self.db.transaction():
                 if first:
-                    self.set_meta("columns", [list(c) for c in self.columns])
-                self._copy_turns(records, roles or {}, embeddings)
+                    self.set_meta("columns", [list(c) for c in columns])
+                self._copy_turns(records, columns, roles or {}, embeddings)
                 lengths = {view: self._copy_postings(view, records["response_idx"], tokens)
                            for view, tokens in postings.items()}
                 self.db.execute("UPDATE ctbls_memories SET n_rows = n_rows + %s, length_text = length_text + %s, "
@@ -202,8 +203,9 @@ class PostgresStore:
         count, total = self._statistics
         self._statistics = (count + n, {v: total[v] + lengths.get(v, 0.0) for v in total})
 
-    def _copy_turns(self, records: dict[str, list], roles: dict[int, str], embeddings: dict[str, np.ndarray]) -> None:
-        extra = [(name, kind) for name, kind in self.columns if name not in NATIVE]
+    def _copy_turns(self, records: dict[str, list], columns: list[tuple[str, str]], roles: dict[int, str],
+                    embeddings: dict[str, np.ndarray]) -> None:
+        extra = [(name, kind) for name, kind in columns if name not in NATIVE]
         turn = embeddings.get("turn")
         cols = "memory_id, response_idx, session, speaker, ts, text, role, extra, embedding_text, embedding_turn"
         with self.db.cursor().copy(f"COPY {self.turns} ({cols}) FROM STDIN (FORMAT BINARY)") as copy:
