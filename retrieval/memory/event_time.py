@@ -101,9 +101,9 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
             result.vague.append(m.text)
         elif found:
             result.unresolved.append(found)
-    for m in CUES.finditer(norm):
-        if not any(taken[m.start():m.end()]) and m.group(0) not in VAGUE_CUES:
-            result.unresolved.append(f"{m.group(0)!r} (no rule resolves the time word {m.group(0)!r})")
+    for cue in CUES.finditer(norm):
+        if not any(taken[cue.start():cue.end()]) and cue.group(0) not in VAGUE_CUES:
+            result.unresolved.append(f"{cue.group(0)!r} (no rule resolves the time word {cue.group(0)!r})")
     if not reading.mentions and not result.unresolved and len(_TIMELESS) < TIMELESS_MAX:
         _TIMELESS[text] = None
     if timed:
@@ -141,10 +141,10 @@ def _event(m: Mention, norm: str, said: datetime) -> EventTime | str | None:
         return None  # "now", "currently": the moment it was said, which the timestamp already is
     if isinstance(v, V.Anaphor) or NARRATIVE_DAYS.match(m.text):
         return f"{m.text!r} (refers to a time named before it)"
-    duration = getattr(v, "duration", None)
+    duration = getattr(v, "duration", None)  # a shift's, a window's or a vague phrase's
     if isinstance(duration, V.Duration) and duration.fuzzy:
-        return _fuzzy(m, v, duration, said)
-    if m.interval is None:
+        return _fuzzy(m, v, duration.parts[0][0], duration.fuzzy, said)
+    if m.interval is None or not isinstance(v, V.Time):  # only a time is placed
         return m.unresolved or f"{m.text!r} (could not be placed)"
     start, end = m.interval
     grain = _granularity(v, m)
@@ -214,12 +214,11 @@ def _length(m: Mention, d: V.Duration, before: str, after: str, said: datetime) 
     return None
 
 
-def _fuzzy(m: Mention, v: V.Time, d: V.Duration, said: datetime) -> EventTime | str:
-    """"a few years ago": 2 to 5 years before the day it was said, granularity fuzzy; ahead ("in the next few
-    weeks") it is a plan, vague."""
-    unit = d.parts[0][0]
-    low, high = d.fuzzy
-    sign = getattr(v, "sign", -1)
+def _fuzzy(m: Mention, v: object, unit: str, fuzzy: tuple[int, int], said: datetime) -> EventTime | str:
+    """"a few years ago" (``fuzzy`` (low, high) counts of ``unit``): 2 to 5 years before the day it was said,
+    granularity fuzzy; ahead ("in the next few weeks") it is a plan, vague."""
+    low, high = fuzzy
+    sign = getattr(v, "sign", -1)  # a shift's or a window's direction; a vague phrase's is back
     if sign > 0 or unit not in ("day", "week", "month", "year"):
         return "vague"
     if isinstance(v, V.Window):  # "over the last few months": a length up to the day

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from retrieval.timex import QUESTION, Context, Conventions, Mention, normalise, read
 from retrieval.timex import series as S
@@ -133,7 +134,6 @@ def expressions(text: str, context: Context) -> list[TimeExpression]:
     reading = read(text, context)
     norm = reading.normalised
     found = [to_expression(m, context) for m in reading.mentions]
-    found = [e for e in found if e is not None]
     for e in found:
         dated = _DATED_SESSION.match(e.text)  # "the conversation on May 8": the day, as the question names it
         if dated is not None and e.intervals:
@@ -146,7 +146,7 @@ def expressions(text: str, context: Context) -> list[TimeExpression]:
             e.text = norm[e.span[0]:e.span[1]]
     for i, e in enumerate(found):  # "on October 13th and the weekend after": counted from the time just before
         anchor = next((a for a in reversed(found[:i]) if a.intervals), None)
-        if anchor is not None and e.intervals is None and NARRATIVE_DAYS.match(e.text):
+        if anchor is not None and anchor.intervals and e.intervals is None and NARRATIVE_DAYS.match(e.text):
             period = narrative_period(e.text, anchor.intervals)
             if period[0] > context.reference:
                 e.unresolved = f"{e.text!r} (counted from {anchor.text!r}) lies after now"
@@ -170,7 +170,7 @@ def narrative_period(text: str, anchor: list[tuple[datetime, datetime]]) -> tupl
     """The period of a :data:`NARRATIVE_DAYS` phrase counted from an anchor's [start, end): the day, the
     Monday-to-Sunday week, the Saturday-Sunday weekend, the calendar month after its end or before its start."""
     start, end = min(a for a, _ in anchor), max(b for _, b in anchor)
-    unit = re.search(r"day|weekend|week|month|year", text).group(0)
+    unit = re.findall(r"day|weekend|week|month|year", text)[0]
     after = "before" not in text
     edge = end if after else start
     day = datetime.combine((edge if after else edge - timedelta(microseconds=1)).date(), datetime.min.time(),
@@ -185,10 +185,10 @@ def narrative_period(text: str, anchor: list[tuple[datetime, datetime]]) -> tupl
             begin -= timedelta(days=7)
         return begin, begin + timedelta(days=7 if unit == "week" else 2)
     if unit == "month":
-        first = day.replace(day=1)
-        if after and first < day:
-            first = (first + timedelta(days=32)).replace(day=1)
-        begin = first if after else (start.replace(day=1) - timedelta(days=1)).replace(day=1, hour=0, minute=0,
+        first_day = day.replace(day=1)
+        if after and first_day < day:
+            first_day = (first_day + timedelta(days=32)).replace(day=1)
+        begin = first_day if after else (start.replace(day=1) - timedelta(days=1)).replace(day=1, hour=0, minute=0,
                                                                                         second=0, microsecond=0)
         return begin, (begin + timedelta(days=32)).replace(day=1)
     year = (day.year if (day.month, day.day) == (1, 1) else day.year + 1) if after else day.year - 1
@@ -204,10 +204,11 @@ def _open(t: datetime) -> datetime:
     return OPEN_START if t.replace(tzinfo=None) <= datetime(1900, 1, 1) else t
 
 
-def to_expression(m: Mention, context: Context) -> TimeExpression | None:
-    """One grammar mention as the memory's expression (None for what the memory does not read: a bare length)."""
+def to_expression(m: Mention, context: Context) -> TimeExpression:
+    """One grammar mention as the memory's expression (what it does not read, a bare length, comes back
+    unresolved)."""
     now, v = context.reference, m.value
-    base = dict(text=m.text, span=m.span, choices=tuple(c.text() for c in m.choices), value=v)
+    base: dict[str, Any] = dict(text=m.text, span=m.span, choices=tuple(c.text() for c in m.choices), value=v)
     if isinstance(v, V.SessionRef):
         return session_expression(m, v, context, base)
     if NARRATIVE_DAYS.match(m.text):
@@ -220,13 +221,13 @@ def to_expression(m: Mention, context: Context) -> TimeExpression | None:
         return TimeExpression(**base, kind="unresolved", unresolved=f"no rule resolves the time word {m.text!r}")
     if _fuzzy(v):
         return TimeExpression(**base, kind="unresolved", unresolved=f"{m.text!r} is vague: no precise period")
-    if m.interval is None:
-        return TimeExpression(**base, kind=v.kind, unresolved=m.unresolved or f"could not read {m.text!r}")
+    if m.interval is None or not isinstance(v, V.Time):  # only a time is placed
+        return TimeExpression(**base, kind=m.kind, unresolved=m.unresolved or f"could not read {m.text!r}")
     start, end = _open(m.interval[0]), m.interval[1]
     if start > now:
         return TimeExpression(**base, kind=v.kind, unresolved=f"{m.text!r} lies after now")
     e = TimeExpression(**base, kind=_kind(v), intervals=[(start, end)], grain=m.grain)
-    _memory_readings(e, v, m, context)
+    _memory_readings(e, v, m, context, (start, end))
     return e
 
 
@@ -243,11 +244,13 @@ def _kind(v: V.Time) -> str:
     return v.kind
 
 
-def _memory_readings(e: TimeExpression, v: V.Time, m: Mention, context: Context) -> None:
-    """What the memory adds to a placed time: the days beside a named day, elapsed time for "N days ago", the
-    weekday's name, soft hours for a part of the day, and "before the latest session" for "earlier today"."""
+def _memory_readings(e: TimeExpression, v: V.Time, m: Mention, context: Context,
+                     interval: tuple[datetime, datetime]) -> None:
+    """What the memory adds to a time placed at ``interval``: the days beside a named day, elapsed time for "N days
+    ago", the weekday's name, soft hours for a part of the day, and "before the latest session" for "earlier
+    today"."""
     now = context.reference
-    start, end = e.intervals[0]
+    start, end = interval
     one_day = m.grain == "day" and end - start <= timedelta(days=1, hours=1)
     days_back = _days_back(v)
     if days_back is not None:

@@ -218,10 +218,10 @@ class Chart:
     def run(self) -> list[Node]:
         """Apply the rules until a round adds nothing. After the first round a rule runs again only when a node the
         last round added passes one of its tests: what it matched before, it matched already."""
-        lit_first = [r for r in self.rules if r.scan is not None]
-        of_first = [r for r in self.rules if r.scan is None]
-        scanned = {id(r): [m.start() for m in r.scan.finditer(self.text) if m.start() in self.is_start]
-                   for r in lit_first}
+        scanned = {id(r): [m.start() for m in scan.finditer(self.text) if m.start() in self.is_start]
+                   for r in self.rules if (scan := r.scan) is not None}
+        lit_first = [r for r in self.rules if id(r) in scanned]
+        of_first = [r for r in self.rules if id(r) not in scanned]
         composite = [r for r in lit_first if any(isinstance(i, Of) for i in r.items) and scanned[id(r)]]
         for rule in lit_first:
             self._apply(rule, scanned[id(rule)])
@@ -234,8 +234,9 @@ class Chart:
                 tests = [i.test for i in rule.items if isinstance(i, Of)]
                 if not any(test(n.value) for n in delta for test in tests):
                     continue
-                if rule.scan is None:
-                    self._apply(rule, sorted({n.start for n in self.nodes if rule.items[0].test(n.value)}))
+                head = rule.items[0]
+                if isinstance(head, Of):  # a rule without a literal to scan for: where its first value starts
+                    self._apply(rule, sorted({n.start for n in self.nodes if head.test(n.value)}))
                 else:
                     self._apply(rule, scanned[id(rule)])
             delta = self.nodes[before:]

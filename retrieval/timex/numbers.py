@@ -51,7 +51,7 @@ def _number(words: list[str]) -> tuple[int, bool] | None:
                     return None
                 current = max(current, 1) * 100
             continue
-        value = CARDINAL.get(w, ORDINAL.get(w))
+        value = CARDINAL[w] if w in CARDINAL else ORDINAL[w]  # a word of NUMBER_RUN
         ordinal = w in ORDINAL
         if current % 100 >= 20 and current % 10 == 0 and value < 10:
             current += value  # twenty + one

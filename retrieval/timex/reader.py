@@ -105,7 +105,7 @@ class Mention:
         return self.interval[1] if self.interval else None
 
     def to_dict(self) -> dict:
-        d = {"text": self.text, "span": list(self.span), "kind": self.kind}
+        d: dict[str, object] = {"text": self.text, "span": list(self.span), "kind": self.kind}
         if self.interval:
             d["interval"] = [self.interval[0].isoformat(), self.interval[1].isoformat()]
             d["grain"] = self.grain

@@ -7,18 +7,19 @@ from datetime import datetime, timedelta
 
 from retrieval.timex import calendar as cal
 from retrieval.timex.placed import OPEN_START, Placed, Unplaceable, take
+from retrieval.timex.placing import PlacerPart
 from retrieval.timex.rules.parts import Bare
 from retrieval.timex.series import Series, first
 from retrieval.timex.values import Bound, Range, Recurring, Time, grain_of
 
 
-class RangePlacing:
+class RangePlacing(PlacerPart):
     """The placing of ranges and bounds; ``self`` is the :class:`~retrieval.timex.resolve.Placer`."""
 
     def _place_range(self, t: Range, anchor: datetime, lean: str | None) -> Placed:
         day_only = isinstance(t.start, Recurring) and t.start.kind == "day_of_month" and t.end.kind != "day_of_month"
         if t.shared is not None:
-            start, end = self._place_shared(t, anchor, lean)
+            start, end = self._place_shared(t, t.shared, anchor, lean)
         elif not day_only and (t.start.definite or (not t.end.definite and lean != "past")):
             start = self._place(t.start, anchor, lean)
             end = self._place(t.end, anchor, lean) if t.end.definite else self._place_from(t.end, start)
@@ -42,11 +43,11 @@ class RangePlacing:
             stop = end.end
         return Placed(start.start, stop, "span")
 
-    def _place_shared(self, t: Range, anchor: datetime, lean: str | None) -> tuple[Placed, Placed]:
-        """The ends of a range inside the time written once for both: clock times from the start on (the end
-        follows it), days and months from the end back (the start is the latest one up to it, in the shared time
-        when it has one there)."""
-        c = self._place(t.shared, anchor, lean)
+    def _place_shared(self, t: Range, shared: Time, anchor: datetime, lean: str | None) -> tuple[Placed, Placed]:
+        """The ends of a range inside the time written once for both (``shared``): clock times from the start on
+        (the end follows it), days and months from the end back (the start is the latest one up to it, in the
+        shared time when it has one there)."""
+        c = self._place(shared, anchor, lean)
         fine = cal.rank(grain_of(t.end)) < cal.rank("day")
         s_series, e_series = _series_of(t.start, c), _series_of(t.end, c)
         if fine:
@@ -115,5 +116,6 @@ def _series_of(t: Time, c: Placed) -> Series | None:
     """The spans an end of a shared range may take: a recurring end's own (a bare number's as an hour or a day of
     the month by the shared time's grain); None for an end that places on its own."""
     if isinstance(t, Bare):
-        t = t.as_hour() if cal.rank(c.grain) <= cal.rank("day") or c.grain == "part_of_day" else t.as_day()
+        read = t.as_hour() if cal.rank(c.grain) <= cal.rank("day") or c.grain == "part_of_day" else t.as_day()
+        return read.series if read is not None else None
     return t.series if isinstance(t, Recurring) else None

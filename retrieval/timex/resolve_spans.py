@@ -8,11 +8,12 @@ from datetime import datetime, timedelta
 from retrieval.timex import calendar as cal
 from retrieval.timex.calendar import Span
 from retrieval.timex.placed import Placed, Unplaceable, take
+from retrieval.timex.placing import PlacerPart
 from retrieval.timex.rules.holidays import weekend_of
 from retrieval.timex.values import Counted, Now, Part, Shifted, Window
 
 
-class DerivedPlacing:
+class DerivedPlacing(PlacerPart):
     """The placing of shifts, counts, windows and parts; ``self`` is the :class:`~retrieval.timex.resolve.Placer`."""
 
     def _place_shifted(self, t: Shifted, anchor: datetime, lean: str | None) -> Placed:

@@ -318,11 +318,11 @@ class Union(Series):
 def _merge(xs: Iterator[Span], ys: Iterator[Span], first: Callable[[Span, Span], bool]) -> Iterator[Span]:
     x, y = next(xs, None), next(ys, None)
     while x is not None or y is not None:
-        if y is None or (x is not None and first(x, y)):
+        if x is not None and (y is None or first(x, y)):
             yield x
             x = next(xs, None)
-        else:
-            if x is None or y != x:
+        elif y is not None:  # always, here: one of the two is left
+            if y != x:
                 yield y
             y = next(ys, None)
 

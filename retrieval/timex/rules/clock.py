@@ -122,6 +122,8 @@ def part_word(m):
 def half_of_part(p: Recurring, which: str) -> Recurring:
     """The early or late half of a part of the day ("late evening")."""
     sr = p.series
+    if not isinstance(sr, S.Daily):  # a part of the day is hours of every day
+        raise TypeError(f"{p!r} is not a part of the day")
     half = sr.length / 2
     offset = sr.offset if which == "early" else sr.offset + half
     return replace(p, series=S.Daily(offset, half, "part_of_day", f"{which} {sr.name}"))

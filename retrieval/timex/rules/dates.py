@@ -25,6 +25,7 @@ from retrieval.timex.rules.parts import (
     Bare,
     bare,
     date_of,
+    day_of_month,
     grain_of,
     intersect,
     is_recurring,
@@ -86,7 +87,7 @@ def the_year(m):
 @G.rule("cy", lit(r"cy\s*(\d{4}|\d{2})(?!\d)"))
 def cy(m):
     y = int(m[1])
-    return year_time(y) if y > 99 else Recurring(series=S.Yearly(("yy-year", y), lambda yr, y=y: cal.unit(
+    return year_time(y) if y > 99 else Recurring(series=S.Yearly(("yy-year", y), lambda yr: cal.unit(
         datetime(yr, 1, 1), "year") if yr % 100 == y else None, "year"), period="century", kind="year")
 
 
@@ -108,7 +109,7 @@ def in_year(_, m):
 
 @G.rule("on the nth", lit(rf"on\s+the\s+({DOM}){ORD}(?=\s*(?:[.,!?;:)]|$))"))
 def on_the_nth(m):  # "the race was on the 5th.": a day of the month, closing its clause
-    day = bare(int(m[1])).as_day()
+    day = day_of_month(int(m[1]))
     return None if day is None else day.but(latent=False)
 
 
@@ -143,7 +144,7 @@ def decade_thousands(m):
 @G.rule("the 70s", lit(r"(?:the\s+)?'?([1-9])0\s*'?\s*s\b"))
 def decade_two_digits(m):  # "the 70's", "the '40s": placed in the century window, as two-digit years are
     d = int(m[1]) * 10
-    return Recurring(series=S.Yearly(("decade", d), lambda y, d=d: (datetime(y, 1, 1), datetime(y + 10, 1, 1))
+    return Recurring(series=S.Yearly(("decade", d), lambda y: (datetime(y, 1, 1), datetime(y + 10, 1, 1))
                                      if y % 100 == d else None, "decade"), period="century", kind="decade")
 
 
@@ -178,14 +179,15 @@ def q(m):
 @G.rule("2016 q3", lit(rf"({YEAR4})\s*[-]?\s*(?:the\s+)?q([1-4])\b|q([1-4])\s*[-]?\s*({YEAR4})\b"))
 def year_q(m):
     y, n = (m[1], m[2]) if m[1] else (m[4], m[3])
-    return intersect(quarter(int(n)), year_time(int(y)))
+    q = quarter(int(n))
+    return None if q is None else intersect(q, year_time(int(y)))
 
 
 @G.rule("h1", lit(rf"(?:({YEAR4})\s*-?\s*)?h([12])\b(?:\s*-?\s*({YEAR4}))?"))
 def h(m):
     t = half(int(m[2]))
     y = m[1] or m[3]
-    return intersect(t, year_time(int(y))) if y else t
+    return intersect(t, year_time(int(y))) if y and t is not None else t
 
 
 @G.rule("the 3rd quarter", lit(rf"(?:the\s+)?(?:fiscal\s+)?([1-4]){ORD}[\s-]+quarter\b"))
@@ -291,7 +293,8 @@ def time_time(a, _, b):
 @G.rule("nth of month", lit(rf"(?:the\s+)?({DOM}){ORD}(?:\s+day)?\s+of\b"),
         Of(lambda v: is_time(v) and not isinstance(v, Bare) and grain_of(v) == "month"))
 def nth_of_month(m, month):
-    return intersect(bare(int(m[1])).as_day(), month.but(latent=False))
+    day = day_of_month(int(m[1]))
+    return None if day is None else intersect(day, month.but(latent=False))
 
 
 @G.rule("weekday the n", Of(lambda v: is_recurring(v) and v.kind == "weekday" and not isinstance(v.series,
@@ -299,7 +302,8 @@ def nth_of_month(m, month):
         optional(",", "the"), lit(rf"({DOM}){ORD}?(?![\d:/.\-]|\s*(?:am|pm|a\.m|p\.m|days?|weeks?|months?|years?|"
                                  r"hours?|minutes?|o'?clock)\b)"))
 def weekday_the_n(wd, _, m):
-    return intersect(wd.but(latent=False), bare(int(m[1])).as_day().but(latent=False))
+    day = day_of_month(int(m[1]))
+    return None if day is None else intersect(wd.but(latent=False), day.but(latent=False))
 
 
 @G.rule("nth weekday", lit(rf"(?:the\s+)?(\d){ORD}\s+({WEEKDAY})\b|(?:the\s+)?(last|final)\s+({WEEKDAY})\s+(?=of|in)"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date, datetime, timedelta
+from typing import TypeGuard
 
 from retrieval.timex import calendar as cal
 from retrieval.timex import series as S
@@ -53,19 +54,19 @@ def weekday_number(text: str) -> int:
 
 
 # ---- tests on chart values ------------------------------------------------------------------------------------------
-def is_time(v: object) -> bool:
+def is_time(v: object) -> TypeGuard[Time]:
     return isinstance(v, Time)
 
 
-def is_firm(v: object) -> bool:
+def is_firm(v: object) -> TypeGuard[Time]:
     return isinstance(v, Time) and not v.latent
 
 
-def is_recurring(v: object) -> bool:
+def is_recurring(v: object) -> TypeGuard[Recurring]:
     return isinstance(v, Recurring)
 
 
-def is_duration(v: object) -> bool:
+def is_duration(v: object) -> TypeGuard[Duration]:
     return isinstance(v, Duration)
 
 
@@ -134,18 +135,26 @@ def part_of_day(part: str, hours: tuple[int, int]) -> Recurring:
 
 
 # ---- composition -------------------------------------------------------------------------------------------------
+def weekday_series(t: Time) -> S.Where | None:
+    """The series of a time that is a weekday and nothing more ("Friday"), else None."""
+    if isinstance(t, Recurring) and isinstance(t.series, S.Where) and t.series.key[0] == "weekday":
+        return t.series
+    return None
+
+
 def is_weekday_only(t: Time) -> bool:
-    return isinstance(t, Recurring) and isinstance(t.series, S.Where) and t.series.key[0] == "weekday"
+    return weekday_series(t) is not None
 
 
 def weekday_of(t: Time) -> int | None:
     """The weekday a time names and nothing more ("Friday", "this Friday"), else None."""
     if isinstance(t, Pick):
         return weekday_of(t.target)
-    return t.series.key[1] if is_weekday_only(t) else None
+    series = weekday_series(t)
+    return series.key[1] if series is not None else None
 
 
-def is_clock(t: Time) -> bool:
+def is_clock(t: Time) -> TypeGuard[Recurring]:
     return isinstance(t, Recurring) and t.kind == "clock"
 
 
@@ -162,7 +171,9 @@ def with_clock(t: Time, clock: Recurring) -> Time:
     """``t`` with its clock time replaced by ``clock`` (as :func:`clock_of` found it)."""
     if is_clock(t):
         return clock
-    return replace(t, fine=clock.series)
+    if isinstance(t, Within):  # a clock time in a day (clock_of)
+        return replace(t, fine=clock.series)
+    raise TypeError(f"{t!r} holds no clock time")
 
 
 def meridiem(clock: Recurring) -> str | None:
@@ -173,7 +184,7 @@ def meridiem(clock: Recurring) -> str | None:
     return None
 
 
-def part_name(t: Time) -> str | None:
+def part_name(t: object) -> str | None:
     """The part of the day a time names ("tomorrow evening": evening), else None."""
     if isinstance(t, Recurring) and isinstance(t.series, S.Daily) and t.series.grain == "part_of_day":
         return t.kind
@@ -188,7 +199,7 @@ def clock_in_part(clock: Recurring, part: str) -> Recurring:
     """A clock time read in a part of the day: "7" in the evening is 19:00, in the morning 07:00; late at night
     the small hours ("tonight around 3") stay before noon."""
     sr = clock.series
-    if not isinstance(sr, S.Union):
+    if not isinstance(sr, S.Union) or not isinstance(sr.a, S.Daily):  # not an hour of either half of the day
         return clock
     am, pm = sr.a, sr.b
     hour = int(am.offset.total_seconds() // 3600)
@@ -229,11 +240,10 @@ def intersect(a: Time, b: Time) -> Time | None:
                 grain_of(outer.base)):
             inner = intersect(outer.base, other)
             return None if inner is None else replace(outer, base=inner)
-    if isinstance(a, Range) or isinstance(b, Range):
-        rng, other = (a, b) if isinstance(a, Range) else (b, a)
-        if isinstance(other, Range):
-            return None
-        return shared_range(rng, other)
+    if isinstance(a, Range):
+        return None if isinstance(b, Range) else shared_range(a, b)
+    if isinstance(b, Range):
+        return shared_range(b, a)
     # a clock beside a part of the day ("7 tonight"; "May 5, 20 past 8" + "in the evening")
     for clock_t, part in ((a, b), (b, a)):
         name, clock = part_name(part), clock_of(clock_t)
@@ -333,14 +343,23 @@ class Bare(Recurring):
 
     @property
     def number(self) -> int:
-        return self.series.key[1]
+        series = self.series
+        if not isinstance(series, S.Where):
+            raise TypeError(f"a bare number's series is its test of the day, not {series!r}")
+        return series.key[1]
 
 
 def bare(n: int, latent: bool = True) -> Bare | None:
     if not 0 <= n <= 31:
         return None
-    return Bare(series=S.Where("day", ("bare", n), lambda d, n=n: d.day == n, 800), period="month",
+    return Bare(series=S.Where("day", ("bare", n), lambda d: d.day == n, 800), period="month",
                 kind="day_of_month", latent=latent)
+
+
+def day_of_month(n: int) -> Recurring | None:
+    """The n-th day of every month ("the 5th"), latent; None outside 1-31."""
+    number = bare(n)
+    return None if number is None else number.as_day()
 
 
 def pick(target: Time, offset: int, mode: str = "period") -> Time | None:

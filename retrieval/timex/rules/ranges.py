@@ -27,7 +27,7 @@ def _closest_before(start: Recurring, end: Recurring) -> Recurring:
     if not isinstance(start.series, S.Union) or not isinstance(end.series, S.Daily):
         return start
     stop = end.series.offset
-    options = [o for o in (start.series.a, start.series.b) if o.offset < stop]
+    options = [o for o in (start.series.a, start.series.b) if isinstance(o, S.Daily) and o.offset < stop]
     return replace(start, series=max(options, key=lambda o: o.offset)) if options else start
 
 
@@ -38,13 +38,16 @@ def ends(start: Time, end: Time) -> tuple[Time, Time] | None:
     if isinstance(start, Bare) and isinstance(end, Bare):
         return start, end
     clock_end = clock_of(end)
+    read_start: Time | None = start
+    read_end: Time | None = end
     if isinstance(start, Bare):
-        start = start.as_hour() if clock_end is not None else start.as_day()
+        read_start = start.as_hour() if clock_end is not None else start.as_day()
     elif isinstance(end, Bare):
-        end = end.as_hour() if clock_of(start) is not None or grain_of(start) in ("hour", "minute", "second") \
+        read_end = end.as_hour() if clock_of(start) is not None or grain_of(start) in ("hour", "minute", "second") \
             else end.as_day()
-    if start is None or end is None:
+    if read_start is None or read_end is None:
         return None
+    start, end = read_start, read_end
     clock_start = clock_of(start)
     if clock_start is not None and clock_end is not None and meridiem(clock_end):
         start = with_clock(start, _closest_before(clock_start, clock_end))

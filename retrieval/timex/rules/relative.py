@@ -8,6 +8,7 @@ around today, and the parts of a period ("early next year", "the end of 2000", "
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from retrieval.timex import calendar as cal
 from retrieval.timex.grammar import Grammar, Of, lit, optional, words
@@ -109,7 +110,7 @@ def d_later(d, w):
     return Shifted(base=NOW, duration=d, sign=1, kind="in")
 
 
-def is_anchor(v: object) -> bool:
+def is_anchor(v: object) -> TypeGuard[Time]:
     """A time another is counted from: any but a bare number ("since 2011" reads a bare year as one)."""
     return is_time(v) and not isinstance(v, Bare) and (not v.latent or grain_of(v) in ("year", "month"))
 

@@ -8,6 +8,8 @@ end; ids as the log numbers them).
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from retrieval.timex.grammar import Grammar, Of, lit
 from retrieval.timex.values import Anaphor, SessionRef, Time
 
@@ -22,25 +24,30 @@ _BEFORE_AFTER = r"(?P<dir>before|after|following|preceding|prior\s+to|leading\s+
 
 
 def _n(token: str | None) -> int:
-    return 1 if token in (None, "a", "an", "the") else int(token)
+    return 1 if token is None or token in ("a", "an", "the") else int(token)
+
+
+def _span(a: int, b: int) -> tuple[int, int]:
+    """(first, last) of two numbers written in either order."""
+    return (a, b) if a <= b else (b, a)
 
 
 @G.rule("response ids", lit(rf"{RESP}\s+{NUM}(?:\s+{TO}\s+(?:{RESP}\s+)?{NUM})?\b"))
 def response_ids(m):
     a = int(m[1])
     b = int(m[2]) if m[2] else a
-    return SessionRef(kind="response", responses=tuple(sorted((a, b))))
+    return SessionRef(kind="response", responses=_span(a, b))
 
 
 @G.rule("session id span", lit(rf"{SESS}\s+{NUM}\s+{TO}\s+(?:{SESS}\s+)?{NUM}\b"))
 def session_id_span(m):
-    return SessionRef(kind="session_span", ids=tuple(sorted((int(m[1]), int(m[2])))))
+    return SessionRef(kind="session_span", ids=_span(int(m[1]), int(m[2])))
 
 
 @G.rule("session position span", lit(rf"(?:the\s+)?(\d+)(?:st|nd|rd|th)\s+{TO}\s+(?:the\s+)?(\d+)(?:st|nd|rd|th)\s+"
                                      rf"{SESS}"))
 def session_position_span(m):
-    return SessionRef(kind="session_span", positions=tuple(sorted((int(m[1]), int(m[2])))))
+    return SessionRef(kind="session_span", positions=_span(int(m[1]), int(m[2])))
 
 
 @G.rule("first n sessions", lit(rf"(?:the\s+|our\s+)?(1st|first|last|past|previous|latest|most\s+recent)\s+(\d+)\s+"
@@ -111,9 +118,10 @@ def dated_session(m, t):  # "from the session on July 15 up to the one on August
 _FILLER = rf"(?:(?:the\s+1|the\s+ones|ours|our\s+{SESS}|the\s+{SESS}|{_MET})\s+)?"
 
 
-def is_anchor(v: object) -> bool:
-    return isinstance(v, (Time, SessionRef)) and not getattr(v, "latent", False) and not (
-        isinstance(v, SessionRef) and v.shift)
+def is_anchor(v: object) -> TypeGuard[Time | SessionRef]:
+    if isinstance(v, Time):
+        return not v.latent
+    return isinstance(v, SessionRef) and not v.shift
 
 
 @G.rule("session before anchor", lit(rf"(?:(?:in|over|during|from)\s+)?(?:the|our)\s+(?:(?P<n>\d+)\s+)?{SESS}\s+"
