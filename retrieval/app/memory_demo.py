@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from models.dual_encoder import DualEncoder
 from retrieval.data.jsonio import DataError, read_json
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.temporal_result import TemporalResult
@@ -127,7 +128,8 @@ def rows_table(rows: pd.DataFrame, scores: dict | None = None) -> pd.DataFrame:
 class MemoryDemo:
     """Memories by label (shipped logs, uploads, living memories), each built once, and questions to them."""
 
-    def __init__(self, encoder, logs: dict[str, tuple[Path, str, str | None]], cache_dir: str | None = None):
+    def __init__(self, encoder: DualEncoder, logs: dict[str, tuple[Path, str, str | None]],
+                 cache_dir: str | None = None):
         self.encoder, self.logs, self.cache_dir = encoder, dict(logs), cache_dir
         self.memories: dict[str, TemporalMemory] = {}
 
@@ -164,7 +166,7 @@ class LiveMemory:
     """The page's living memory: the folder (None: no Live tab), opened on first use (created when new, with the
     page's encoder) and held, one writer, until :meth:`close` writes its snapshot and releases it."""
 
-    def __init__(self, folder: str | None, encoder):
+    def __init__(self, folder: str | None, encoder: DualEncoder):
         self.folder, self.encoder = folder, encoder
         self.memory: TemporalMemory | None = None
 

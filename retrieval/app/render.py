@@ -18,7 +18,8 @@ from retrieval.data.types import Table
 from retrieval.memory.when_answer import WhenAnswer
 
 PAGE_ERRORS = (*INPUT_ERRORS, ValueError, KeyError, RuntimeError)  # bad input: said on the page, in its error box
-ROW_WIDTHS = ["7%", "9%", "17%", "11%", "46%", "10%"]  # a rows table's columns: id, session, when, speaker, text, score
+# a rows table's columns: id, session, when, speaker, text, score (gradio's column_widths: str or int items)
+ROW_WIDTHS: list[str | int] = ["7%", "9%", "17%", "11%", "46%", "10%"]
 
 CELL_CHARS = 80  # a table cell's text shown before it is cut (the whole text in its tooltip)
 ROW_CHARS = 160  # a rows table's cell shown before it is cut (the whole text on a click)

@@ -67,7 +67,7 @@ class TablesDemo:
     def __init__(self, pipeline: CTBLSPipeline, conversations: Mapping[str, tuple[str, Conversation]],
                  sqa_pipeline: CTBLSPipeline | None = None, reranker: StateReranker | None = None,
                  notes: Sequence[str] = ()):
-        self.pipes = {"ottqa": pipeline, "typed": pipeline, "sqa": sqa_pipeline}
+        self.pipes = {"ottqa": pipeline, "typed": pipeline} | ({"sqa": sqa_pipeline} if sqa_pipeline else {})
         self.reranker, self.notes = reranker, list(notes)
         self.conversations = dict(conversations)  # label -> (source, conversation)
         uids = sorted(pipeline.tables)
@@ -87,7 +87,7 @@ class TablesDemo:
         tables = {u: t for u, t in load_tables(ottqa_dir / "tables.jsonl").items() if table_split(u) == split}
         passages_file = ottqa_dir / "passages_dev.jsonl"
         passages = load_passages(passages_file) if passages_file.is_file() else {}
-        conversations = {}
+        conversations: dict[str, tuple[str, Conversation]] = {}
         for c in build_conversations(load_questions(ottqa_dir / "questions_dev.json"), tables, split):
             if len(conversations) < max_conversations:
                 conversations[f"OTT-QA {c.conv_id}: {c.turns[0].query[:70]}"] = ("ottqa", c)
@@ -123,12 +123,12 @@ class TablesDemo:
         cache, so only a first start pays it): replaying one then answers at once. A typed question that lands on
         another table encodes its cells then (about a second for 60 cells with the packaged MiniLM here)."""
         for source in ("ottqa", "sqa"):
-            pipe = self.pipes[source]
+            pipe = self.pipes.get(source)
             if pipe is not None:
                 pipe.ensure_cells_indexed([c.table_id for s, c in self.conversations.values() if s == source])
 
     def pipe(self, dialogue: Dialogue) -> CTBLSPipeline:
-        pipe = self.pipes[dialogue.source]
+        pipe = self.pipes.get(dialogue.source)
         if pipe is None:
             raise ValueError(f"no {dialogue.source} tables were loaded")
         return pipe
@@ -151,7 +151,7 @@ class TablesDemo:
         if reference is not None:
             turn.reference, turn.gold = reference[0], list(reference[1])
         if dialogue.source == "sqa" and self.reranker is not None:
-            turn.reranked = self._rerank(pipe, dialogue, query, answer.table_id)
+            turn.reranked = self._rerank(self.reranker, pipe, dialogue, query, answer.table_id)
         return turn
 
     def respond(self, dialogue: Dialogue, turn: TableTurn) -> TableTurn:
@@ -159,7 +159,7 @@ class TablesDemo:
         turn.answer = self.pipe(dialogue).respond(turn.answer, dialogue.history, turn.query)
         return turn
 
-    def _rerank(self, pipe: CTBLSPipeline, dialogue: Dialogue, query: str, table_id: str
+    def _rerank(self, reranker: StateReranker, pipe: CTBLSPipeline, dialogue: Dialogue, query: str, table_id: str
                 ) -> list[tuple[CellId, float]]:
         """The state re-ranker's top cells; the previous answer it reads is the one the page gave (its top cell)."""
         anchor = pipe.tracker.history(dialogue.history, query)
@@ -167,7 +167,7 @@ class TablesDemo:
         last = dialogue.turns[-1] if dialogue.turns else None
         previous = frozenset((i[1], i[2]) for i, _ in (last.reranked or [])[:1]) if last else frozenset()
         state = TurnState(query, len(dialogue.turns), previous, last.query if last else "")
-        return self.reranker.rerank(ranked, pipe.tables[table_id], state)[:pipe.k]
+        return reranker.rerank(ranked, pipe.tables[table_id], state)[:pipe.k]
 
     def next_reference(self, dialogue: Dialogue) -> tuple[str, str | None, list] | None:
         """The replayed conversation's next turn (query, reference answer, answer cells), or None at its end."""

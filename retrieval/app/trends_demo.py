@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from models.encoder import Encoder
 from retrieval.atomic import write_text
+from retrieval.llm.base import LLMBackend
 from retrieval.trends.analysis import TrendConfig, analyse_trend
 from retrieval.trends.corpus import Corpus, load_corpus
 from retrieval.trends.report import write_trend_outputs
@@ -22,8 +24,8 @@ from retrieval.trends.result import TrendResult
 class TrendsDemo:
     """Corpora by label (shipped logs, uploads), each read and embedded once, and trend questions over them."""
 
-    def __init__(self, encoder, sources: dict[str, tuple[Path, str, str | None]], out_dir: str | Path,
-                 cache_dir: str | None = None, backend=None):
+    def __init__(self, encoder: Encoder, sources: dict[str, tuple[Path, str, str | None]], out_dir: str | Path,
+                 cache_dir: str | None = None, backend: LLMBackend | None = None):
         self.encoder, self.sources, self.cache_dir, self.backend = encoder, dict(sources), cache_dir, backend
         self.out_dir = Path(out_dir)
         self.corpora: dict[str, Corpus] = {}

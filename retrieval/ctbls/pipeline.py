@@ -187,8 +187,8 @@ class CTBLSPipeline:
         retriever = DenseTableRetriever.from_pretrained(dtr_path)
         tracker = CellStateTracker.from_pretrained(tracker_path)
         use_bf16(retriever, tracker, bf16=bf16)
-        tables_file = DEFAULT_DATA_DIR / "tables.jsonl" if tables is None else tables
-        tables_file = tables_file if isinstance(tables_file, str | Path) else None
+        given = DEFAULT_DATA_DIR / "tables.jsonl" if tables is None else tables
+        tables_file = given if isinstance(given, str | Path) else None
         saved = not is_packaged(dtr_path)  # the packaged MiniLM stands in untuned: no folder, no saved index
         kwargs.setdefault("index_hint", build_command(dtr_path, tables_file, bf16) if tables_file and saved else None)
         kwargs.setdefault("table_index", table_index_dir(dtr_path, index_dir) if saved or index_dir else None)
@@ -228,7 +228,7 @@ class CTBLSPipeline:
         table = self.tables[table_id]
         ranked = self.tracker.rank(history, query, table_id, k or self.k)
         texts = dict(zip(*self.tracker.cells([table], self.passages)[:2]))
-        return [RankedCell(i, table.cell(i[1], i[2]).text, texts[i], s) for i, s in ranked]
+        return [RankedCell(i, table.at(i[1], i[2]).text, texts[i], s) for i, s in ranked]
 
     # ---- stage 3: the answer -----------------------------------------------------------------
     def messages(self, history: History, query: str, cells: Sequence[RankedCell]) -> list[dict[str, str]]:
@@ -260,14 +260,15 @@ class CTBLSPipeline:
     def respond(self, result: Answer, history: History, query: str) -> Answer:
         """The third stage: the LLM's answer from :meth:`extract`'s cells (``result`` itself without an LLM, or with
         the extractive fine stage; the top cell's value kept, with the error, when the LLM fails)."""
-        if self.llm is None or self.fine_stage == "extractive":
+        llm = self.llm
+        if llm is None or self.fine_stage == "extractive":
             return result
-        cells = [RankedCell(i, self.tables[i[0]].cell(i[1], i[2]).text, t, s) for i, t, s in result.cells]
+        cells = [RankedCell(i, self.tables[i[0]].at(i[1], i[2]).text, t, s) for i, t, s in result.cells]
         if self.fine_stage == "spans":
-            return self._choose_span(result, history, query, result.table_id, cells)
+            return self._choose_span(llm, result, history, query, result.table_id, cells)
         result.prompt = self.messages(history, query, cells)
         try:
-            generation = self.llm.generate([result.prompt], max_new_tokens=self.max_new_tokens,
+            generation = llm.generate([result.prompt], max_new_tokens=self.max_new_tokens,
                                            temperature=self.temperature)[0]
         except Exception as exc:  # backends report failures in their results; a raising one is a bug, not a crash
             result.llm_ok, result.error = False, f"{type(exc).__name__}: {exc}"
@@ -277,16 +278,17 @@ class CTBLSPipeline:
             result.answer = generation.text
         return result
 
-    def _choose_span(self, result: Answer, history: History, query: str, table_id: str,
+    def _choose_span(self, llm: LLMBackend, result: Answer, history: History, query: str, table_id: str,
                      cells: Sequence[RankedCell]) -> Answer:
         """The span fine stage: the likeliest candidate span of the top cells; the extractive answer on failure."""
         ranked = span_cells(self.tables[table_id], [c.cell_id[1:] for c in cells], self.passages, self.tracker.settings)
         past = [(q, a or "") for q, a in history]
-        count = self.llm.count_tokens
-        kwargs = {"examples": self.span_examples, "knowledge_budget": self.knowledge_budget, "count_tokens": count}
-        result.prompt = build_span_messages(past, [c.text for c in ranked], query, **kwargs)
-        baseline = build_span_messages(past, [c.text for c in ranked], "", **kwargs)
-        choice = choose_span(self.llm, result.prompt, cell_spans(ranked), scoring=self.span_scoring,
+        knowledge = [c.text for c in ranked]
+        result.prompt = build_span_messages(past, knowledge, query, examples=self.span_examples,
+                                            knowledge_budget=self.knowledge_budget, count_tokens=llm.count_tokens)
+        baseline = build_span_messages(past, knowledge, "", examples=self.span_examples,
+                                       knowledge_budget=self.knowledge_budget, count_tokens=llm.count_tokens)
+        choice = choose_span(llm, result.prompt, cell_spans(ranked), scoring=self.span_scoring,
                              baseline=baseline)
         result.llm_ok, result.error = choice.ok, choice.error
         if choice.ok and choice.span is not None:

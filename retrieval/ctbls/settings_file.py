@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from retrieval.atomic import write_json
-from retrieval.data.jsonio import read_json
+from retrieval.data.jsonio import DataError, read_json
 
 S = TypeVar("S")
 
@@ -33,4 +33,7 @@ def load_settings(cls: type[S], folder: str | Path, name: str, stage: str, write
             f"was trained with are missing (a training run stopped before it saved this model, or an encoder "
             f"saved on its own), and the defaults may not be them. Load a folder written by {writer}; for an "
             f"encoder folder whose settings you know, write them beside it with {cls.__name__}(...).save(folder).")
-    return cls(**read_json(file))
+    settings = read_json(file)
+    if not isinstance(settings, dict):
+        raise DataError(f"{file}: not a mapping of {cls.__name__} settings")
+    return cls(**settings)

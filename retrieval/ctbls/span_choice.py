@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from retrieval.ctbls.cell_text import CellTextSettings, cell_text
 from retrieval.ctbls.spans import Span, candidate_spans, normalise
 from retrieval.data.types import Table
-from retrieval.llm.base import Chat
+from retrieval.llm.base import Chat, LLMBackend
 from retrieval.llm.likelihood import AnswerScore, LikelihoodUnsupported, answer_log_probs
 
 FINE_STAGES = ("free", "spans", "extractive")
@@ -68,7 +68,7 @@ def span_cells(table: Table, cells: Iterable[tuple[int, int]], passages: Mapping
     wider = replace(settings, max_passage_words=passage_words)
     out = []
     for row, col in cells:
-        cell = table.cell(row, col)
+        cell = table.at(row, col)
         linked = " ".join(passages[link] for link in cell.links if passages and passages.get(link)) \
             if wider.passages else ""
         linked = " ".join(linked.split()[:passage_words] if passage_words is not None else linked.split())
@@ -82,7 +82,7 @@ def cell_spans(cells: Sequence[SpanCell], **kwargs) -> list[Span]:
     return candidate_spans([(c.value, c.passages) for c in cells], **kwargs)
 
 
-def choose_span(backend, messages: Chat, spans: Sequence[Span], *, scoring: str = "total",
+def choose_span(backend: LLMBackend, messages: Chat, spans: Sequence[Span], *, scoring: str = "total",
                 baseline: Chat | None = None, batch_tokens: int = 256) -> SpanChoice:
     """The span the model finds likeliest as the whole answer to ``messages``; ties go to the higher-ranked cell.
 
@@ -99,7 +99,7 @@ def choose_span(backend, messages: Chat, spans: Sequence[Span], *, scoring: str 
     texts = [s.text for s in spans]
     try:
         scored = answer_log_probs(backend, messages, texts, batch_tokens=batch_tokens)
-        if scoring == "pmi":
+        if scoring == "pmi" and baseline is not None:  # (checked above)
             prior = answer_log_probs(backend, baseline, texts, batch_tokens=batch_tokens)
             scored = [AnswerScore(a.text, a.total - p.total, a.tokens) for a, p in zip(scored, prior, strict=True)]
     except LikelihoodUnsupported as exc:

@@ -34,7 +34,7 @@ features for the reference answers (evaluating the tracker) and for the system's
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,7 +124,11 @@ class TableView:
         value = self._bm25_value.scores(query) if self._bm25_value else np.zeros(0)
         row = self._bm25_row.scores(query) if self._bm25_row else np.zeros(0)
         row = row[[r for r, _ in self.cells]] if len(row) else np.zeros(len(self.cells))
-        return tuple(s / s.max() if len(s) and s.max() > 0 else np.zeros(len(self.cells)) for s in (value, row))
+
+        def scaled(s: np.ndarray) -> np.ndarray:
+            return s / s.max() if len(s) and s.max() > 0 else np.zeros(len(self.cells))
+
+        return scaled(value), scaled(row)
 
 
 class StateFeaturizer:
@@ -182,7 +186,7 @@ def _extremes(view: TableView, in_play: np.ndarray, plain: set[str], header_over
     return out
 
 
-def _named_column(view: TableView, header_overlap: np.ndarray, numeric: bool, asked: set[str] = frozenset()
+def _named_column(view: TableView, header_overlap: np.ndarray, numeric: bool, asked: Set[str] = frozenset()
                   ) -> int | None:
     """The column whose header shares most of the question's words; if ``numeric``, among the numeric columns
     whose header shares no word in ``asked`` (the column a wh-word heads holds the answer, not the criterion:
@@ -198,7 +202,7 @@ def _named_column(view: TableView, header_overlap: np.ndarray, numeric: bool, as
 
 
 def _named_column_rows(view: TableView, in_play: np.ndarray, words: list[str], header_overlap: np.ndarray,
-                       asked: set[str]) -> np.ndarray:
+                       asked: Set[str]) -> np.ndarray:
     """(N, 4): whether the cell's row holds the largest / the smallest quantity (among the rows in play) of the
     numeric column the question names, whether it meets the question's comparison with a number (in that column,
     else in any numeric one), and whether its cell in the column the question names (of any kind) is empty."""

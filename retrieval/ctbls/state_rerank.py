@@ -217,5 +217,5 @@ def whole_table_rankings(tracker: CellStateTracker, anchors: list[str], table_ui
 def reference_state(conversation: Conversation, position: int) -> TurnState:
     """Turn ``position``'s state with the reference previous answer (as the tracker is trained and evaluated)."""
     before = conversation.turns[position - 1] if position else None
-    return TurnState(conversation.turns[position].query, position, previous_cells(before and before.targets),
+    return TurnState(conversation.turns[position].query, position, previous_cells(before.targets if before else None),
                      before.query if before else "")

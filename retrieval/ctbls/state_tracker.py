@@ -131,6 +131,7 @@ class CellStateTracker:
             emb = cached_document_embeddings(self.encoder, texts, cache_dir, batch_size, show_progress_bar=False)
             if self.index is None:
                 self.index = DenseIndex(emb.shape[1], encoder_id=self.encoder.identity)
+            if self.index.built_from is None:  # a new index (or a saved one that kept no record)
                 self.index.built_from = self._record({}, tables_file, passages_file)
             self.index.add(emb, ids)
             self.cells_of[table.uid] = ids

@@ -113,7 +113,7 @@ def read_locomo_conversation(conversation: dict, tz: str | tzinfo | None = None,
                              on_bad_time: str = "error", timestamps: str = "strict") -> list[Utterance]:
     """Utterances of one LoCoMo ``conversation`` dict; turn times = session time + 1 s per turn."""
     read_time = _TimeReader(on_bad_time, tz, timestamps)
-    out = []
+    out: list[Utterance] = []
     for session, turns in _sessions(conversation, where):
         start = read_time(conversation.get(f"session_{session}_date_time"), f"{where}: session_{session}_date_time")
         for i, turn in enumerate(turns):
@@ -169,7 +169,7 @@ def read_jsonl_log(path: str | Path, tz: str | tzinfo | None = None, session_gap
                    on_bad_time: str = "error", timestamps: str = "strict") -> list[Utterance]:
     """A JSONL chat log of ``{"speaker", "text", "timestamp", "session"?}`` lines, in file order."""
     read_time = _TimeReader(on_bad_time, tz, timestamps)
-    records = []
+    records: list[tuple[dict, datetime, int]] = []
     for lineno, obj in iter_jsonl(path):
         where = f"{path}:{lineno}"
         for key in ("speaker", "text"):
@@ -192,7 +192,7 @@ def read_jsonl_log(path: str | Path, tz: str | tzinfo | None = None, session_gap
         lineno = records[given.index(None)][2]
         raise DataError(f"{path}:{lineno}: 'session' is missing here but given on other lines")
     else:
-        sessions = [int(s) for s in given]
+        sessions = [int(s) for s in given if s is not None]  # every line gives one
     return [Utterance(i, sess, obj["speaker"], stamp, obj["text"], str(obj.get("id", i)))
             for i, ((obj, stamp, _), sess) in enumerate(zip(records, sessions))]
 

@@ -61,6 +61,12 @@ class Benchmark:
     def features(self) -> Features:
         return Features({name: feature for name, (feature, _) in self.columns.items()})
 
+    def read_rows(self, data_dir: Path, split: str | None) -> Iterable[dict]:
+        """Its rows read from the data root ``data_dir``; a DataError when it has no reader yet."""
+        if self.rows is None:
+            raise DataError(f"{self.name}: {self.unavailable}")
+        return self.rows(data_dir, split)
+
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark(
@@ -159,7 +165,7 @@ def benchmark(name: str, split: str | None = None) -> Benchmark:
     spec = BENCHMARKS.get(name)
     if spec is None:
         raise DataError(f"unknown dataset {name!r}; choose from {', '.join(BENCHMARKS)}")
-    if spec.rows is None:
+    if spec.rows is None:  # said before any split
         raise DataError(f"{name}: {spec.unavailable}")
     if split is not None and split not in spec.splits:
         has = f"its splits are {', '.join(spec.splits)}" if spec.splits else "it has no splits"
@@ -176,14 +182,14 @@ def build(name: str, data_dir: str | Path, split: str | None = None, max_rows: i
           progress: bool = True) -> Dataset:
     """The benchmark's rows (the first ``max_rows``, when given) as a ``datasets.Dataset`` with its features."""
     spec = benchmark(name, split)
-    found = iter(spec.rows(Path(data_dir), split))
+    found = iter(spec.read_rows(Path(data_dir), split))
     first = list(itertools.islice(found, 1))  # the readers' errors come before the progress bar
     if max_rows is not None:
         found = itertools.islice(found, max(max_rows - 1, 0))
-    found = first + list(tqdm(found, desc=f"reading {name}", unit=" rows", initial=len(first), disable=not progress))
+    rows = first + list(tqdm(found, desc=f"reading {name}", unit=" rows", initial=len(first), disable=not progress))
     info = DatasetInfo(description=spec.description, features=spec.features, license=spec.license,
                        homepage=spec.homepage)
-    return Dataset.from_list(found, features=spec.features, info=info)
+    return Dataset.from_list(rows, features=spec.features, info=info)
 
 
 def file_name(name: str, fmt: str) -> str:
@@ -203,7 +209,7 @@ def _write_format(dataset: Dataset, path: Path, fmt: str) -> None:
 
 
 def write(dataset: Dataset, output_dir: str | Path, name: str, formats: Sequence[str] = FORMATS,
-          also: Callable[[Path], None] | None = None) -> list[Path]:
+          also: Callable[[Path], object] | None = None) -> list[Path]:
     """Write ``dataset`` as ``output_dir/name`` in each format (:func:`file_name`); returns the paths written.
 
     Everything is written into a staging folder in ``output_dir`` first (``also(folder)`` may add files of its

@@ -36,14 +36,16 @@ class HybriDialogue:
     turn_correct: dict[str, list[str]]  # turn id -> correct candidate ids
 
 
-def _int_or_none(v: object) -> int | None:
+def _int_or_none(v: str | int | None) -> int | None:
     return None if v in (None, "", -1) else int(v)
 
 
 def load_hybridialogue(path: str | Path) -> HybriDialogue:
     data = read_json(path)
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected a top-level object with 'conversations'")
     for key in ("conversations", "qas", "all_candidates"):
-        if not isinstance(data, dict) or not isinstance(data.get(key), dict):
+        if not isinstance(data.get(key), dict):
             raise DataError(f"{path}: expected a top-level object with '{key}'")
     candidates = {}
     for cid, c in data["all_candidates"].items():
@@ -60,8 +62,8 @@ def load_hybridialogue(path: str | Path) -> HybriDialogue:
             if qa is None:
                 raise DataError(f"{path}: conversation {conv_id!r} names turn {tid!r}, which 'qas' lacks")
             correct = [c for c in qa.get("correct_next_cands_ids", []) if c in candidates]
-            cells = [(candidates[c].row, candidates[c].col) for c in correct
-                     if candidates[c].kind == "cell" and candidates[c].row is not None]
+            cells = [(row, col) for c in correct if candidates[c].kind == "cell"
+                     and (row := candidates[c].row) is not None and (col := candidates[c].col) is not None]
             table_id = table_id or next((candidates[c].table_key for c in correct if candidates[c].table_key), None)
             turns.append(Turn(tid, qa["current_query"], qa.get("long_response_to_query")
                               or qa.get("short_response_to_query"), table_id, cells))

@@ -51,6 +51,13 @@ class Table:
             return self.rows[row][col]
         return None
 
+    def at(self, row: int, col: int) -> Cell:
+        """The cell at (row, col), a position of the table (a ranked cell's); an IndexError naming it otherwise."""
+        cell = self.cell(row, col)
+        if cell is None:
+            raise IndexError(f"table {self.uid!r} has no cell at row {row}, column {col}")
+        return cell
+
 
 @dataclass
 class Turn:

@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from retrieval.llm.base import Chat
+from retrieval.llm.base import Chat, LLMBackend
+from retrieval.llm.cache import CachedBackend
+from retrieval.llm.local import TransformersBackend
 
 
 class LikelihoodUnsupported(TypeError):
@@ -42,7 +44,7 @@ class AnswerScore:
         return self.total / max(self.tokens, 1)
 
 
-def _end_token_id(backend) -> int:
+def _end_token_id(backend: TransformersBackend) -> int:
     """The token that closes an assistant turn: the chat template's end of turn, else the model's EOS."""
     tokenizer = backend.tokenizer
     for name in ("<|im_end|>", "<|eot_id|>", "<|end|>"):
@@ -56,18 +58,19 @@ def _end_token_id(backend) -> int:
     return int(eos)
 
 
-def _local(backend):
+def _local(backend: LLMBackend) -> TransformersBackend:
     """The local model behind ``backend`` (a cache in front of it is looked through), or an error saying why not."""
-    while not hasattr(backend, "lm") and hasattr(backend, "backend"):  # CachedBackend(...).backend
+    while isinstance(backend, CachedBackend):
         backend = backend.backend
-    if not (hasattr(backend, "lm") and hasattr(backend, "tokenizer") and hasattr(backend, "render")):
+    if not isinstance(backend, TransformersBackend):
         raise LikelihoodUnsupported(
             f"{type(backend).__name__} cannot score answers: span choice by likelihood needs a local "
             "transformers model (--llm smollm2 or transformers:PATH)")
     return backend
 
 
-def answer_log_probs(backend, messages: Chat, answers: Sequence[str], *, batch_tokens: int = 256) -> list[AnswerScore]:
+def answer_log_probs(backend: LLMBackend, messages: Chat, answers: Sequence[str], *,
+                     batch_tokens: int = 256) -> list[AnswerScore]:
     """``log P(answer + end-of-turn | messages)`` for each answer, in the order given (see the module docstring).
 
     An empty answer is scored as the end token alone. Raises :class:`LikelihoodUnsupported` for a backend
@@ -75,12 +78,12 @@ def answer_log_probs(backend, messages: Chat, answers: Sequence[str], *, batch_t
     """
     import torch
 
-    backend = _local(backend)
+    local = _local(backend)
     if not answers:
         return []
-    lm, tokenizer = backend.lm, backend.tokenizer
-    end = _end_token_id(backend)
-    prompt = tokenizer(backend.render(messages), return_tensors="pt", add_special_tokens=False)["input_ids"]
+    lm, tokenizer = local.lm, local.tokenizer
+    end = _end_token_id(local)
+    prompt = tokenizer(local.render(messages), return_tensors="pt", add_special_tokens=False)["input_ids"]
     prompt = prompt.to(lm.device)
     encoded = [tokenizer.encode(a, add_special_tokens=False) + [end] for a in answers]
     with torch.inference_mode():

@@ -17,7 +17,9 @@ import time
 from dataclasses import dataclass
 
 from retrieval.config import option, parse_config
+from retrieval.llm.base import Chat, LLMBackend
 from retrieval.llm.factory import llm_spec, load_backend
+from retrieval.llm.local import TransformersBackend
 
 TOPICS = ["football clubs", "rivers", "volcanoes", "chess openings", "jazz", "bridges", "comets", "libraries"]
 
@@ -26,7 +28,7 @@ def _conversation(topic: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": f"Write a long paragraph about {topic}."}]
 
 
-def _throughput(backend, conversations, max_new_tokens: int) -> dict:
+def _throughput(backend: LLMBackend, conversations: list[Chat], max_new_tokens: int) -> dict:
     start, cpu = time.perf_counter(), time.process_time()
     results = backend.generate(conversations, max_new_tokens=max_new_tokens)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
         backend.generate([_conversation("warm-up")], max_new_tokens=4)
         report["single"] = _throughput(backend, [_conversation(TOPICS[0])], args.max_new_tokens)
         batch = [_conversation(TOPICS[i % len(TOPICS)]) for i in range(args.batch_size)]
-        if hasattr(backend, "batch_size"):
+        if isinstance(backend, TransformersBackend):  # a local model batches; a server takes requests in parallel
             backend.batch_size = args.batch_size
         report["batch"] = _throughput(backend, batch, args.max_new_tokens)
     print(json.dumps(report, indent=2))

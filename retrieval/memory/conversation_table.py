@@ -182,10 +182,15 @@ class ConversationTable:
             self._zoned[str(zone)] = frame_in_zone(self.frame, zone)
         return self._zoned[str(zone)]
 
-    def encode_query(self, text: str) -> np.ndarray:
-        """The query's embedding (1, D), cached by text (at most QUERY_CACHE_SIZE entries)."""
+    def require_encoder(self) -> Encoder:
+        """The table's encoder; a RuntimeError for a table built without one."""
         if self.encoder is None:
             raise RuntimeError("this conversation table was built without an encoder; semantic ranking needs one")
+        return self.encoder
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """The query's embedding (1, D), cached by text (at most QUERY_CACHE_SIZE entries)."""
+        encoder = self.require_encoder()
         if text not in self._query_cache:
             if len(self._query_cache) >= QUERY_CACHE_SIZE:
                 self._query_cache.clear()
@@ -194,7 +199,7 @@ class ConversationTable:
             threads = torch.get_num_threads()
             torch.set_num_threads(1)
             try:
-                self._query_cache[text] = self.encoder.encode_queries([text])
+                self._query_cache[text] = encoder.encode_queries([text])
             finally:
                 torch.set_num_threads(threads)
         return self._query_cache[text]

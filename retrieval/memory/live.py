@@ -38,6 +38,7 @@ from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import Utterance, load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError
 from retrieval.data.timestamps import ZONE_SOURCES, zone_name
+from retrieval.llm.base import LLMBackend
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.memory_folder import MemoryFolder
@@ -151,8 +152,9 @@ def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_si
     return ids, skipped
 
 
-def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, max_rows: int, out: TextIO,
-                history: Sequence[str] = (), include_asked: bool = False) -> tuple[str | None, TemporalResult]:
+def answer_line(memory: TemporalMemory, question: str, now: datetime, backend: LLMBackend | None, max_rows: int,
+                out: TextIO, history: Sequence[str] = (), include_asked: bool = False
+                ) -> tuple[str | None, TemporalResult]:
     """Print the plan, the when-answer (for a question that asks when), the rows (and the LLM's answer) for
     ``question`` after ``history``; (the LLM's answer, or None; the result)."""
     result = memory.ask(question, history=list(history) or None, now=now, include_asked=include_asked)
@@ -183,14 +185,14 @@ def answer_line(memory: TemporalMemory, question: str, now: datetime, backend, m
 
 
 
-def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "user", backend=None,
+def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "user", backend: LLMBackend | None = None,
          max_rows: int = 5, include_asked: bool = False) -> int:
     """The chat loop over ``lines``; the number of turns recorded. A question that refers back ("and the session
     before that?", "what else did we say that day?") is read after the earlier questions and the dates they were
     answered with; any other stands on its own."""
     recorded = 0
     follow_ups = FollowUps()
-    print(f"memory: {memory.folder.path} ({len(memory.table):,} turns, calendar {memory.table.zone.name}). Type; a "
+    print(f"memory: {memory.living().path} ({len(memory.table):,} turns, calendar {memory.table.zone.name}). Type; a "
           "line ending in '?' is also asked, with now the wall clock; /ask QUESTION asks only; /quit leaves.",
           file=out)
     for raw in lines:
@@ -232,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if name == "recover":
             memory, n, snapshot = recover(args)
-            print(f"recovered {n:,} turns from {snapshot} into {memory.folder.path}; turns added after that snapshot "
+            print(f"recovered {n:,} turns from {snapshot} into {memory.living().path}; turns added after that snapshot "
                   "was written (at the memory's last close) are not in it")
             memory.close()
             return 0

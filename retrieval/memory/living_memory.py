@@ -185,3 +185,7 @@ class LivingMemory:
     def close(self) -> None:
         """Write what a reopen reads fast, then release the engine (and the memory's writer lock)."""
         raise NotImplementedError
+
+    def alive(self) -> bool:
+        """Whether the engine still answers (a folder always does; a database after a restart may not)."""
+        return True

@@ -32,6 +32,7 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
+from models.dual_encoder import DualEncoder
 from models.encoder import Encoder
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP
 from retrieval.data.jsonio import DataError
@@ -59,7 +60,7 @@ class MemoryFolder(LivingMemory):
     path: Path
     store: SQLiteStore
 
-    def __init__(self, path: Path, store: SQLiteStore, encoder: Encoder, table: LiveTable, views: tuple[str, ...],
+    def __init__(self, path: Path, store: SQLiteStore, encoder: DualEncoder, table: LiveTable, views: tuple[str, ...],
                  gap: timedelta, vectors: dict[str, VectorLog], lock: TextIO | None = None):
         super().__init__(store, encoder, table, views, gap)
         self.path, self.vectors = path, vectors
@@ -71,7 +72,7 @@ class MemoryFolder(LivingMemory):
         return (Path(path) / DB_NAME).is_file()
 
     @classmethod
-    def create(cls, path: str | Path, encoder, encoder_spec: str | None = None, tz: str | None = None,
+    def create(cls, path: str | Path, encoder: DualEncoder, encoder_spec: str | None = None, tz: str | None = None,
                session_gap: timedelta = DEFAULT_SESSION_GAP, turns: bool = True, fsync: bool = False) -> MemoryFolder:
         """A new, empty memory in ``path`` (refused when one is there). ``tz``: its calendar's zone (default UTC,
         and questions may then read days in the zone of their "now")."""
@@ -85,7 +86,7 @@ class MemoryFolder(LivingMemory):
         return cls.open(path, encoder, fsync)
 
     @classmethod
-    def open(cls, path: str | Path, encoder=None, fsync: bool = False) -> MemoryFolder:
+    def open(cls, path: str | Path, encoder: DualEncoder | None = None, fsync: bool = False) -> MemoryFolder:
         """Reopen the memory in ``path`` (``encoder`` None: the one it records, loaded by ``load_encoder``);
         ``fsync``: every append also survives a power cut (:meth:`SQLiteStore.set_fsync`)."""
         path = Path(path)
@@ -99,7 +100,7 @@ class MemoryFolder(LivingMemory):
             raise
 
     @classmethod
-    def _open_locked(cls, path: Path, encoder, fsync: bool, lock: TextIO) -> MemoryFolder:
+    def _open_locked(cls, path: Path, encoder: DualEncoder | None, fsync: bool, lock: TextIO) -> MemoryFolder:
         try:
             store = SQLiteStore(path / DB_NAME, fsync)
         except DataError as e:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval.data.types import ContextTurn
+from retrieval.llm.base import LLMBackend
 from retrieval.memory.question_parts import question_sentence
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, compose, normalise
 from retrieval.timex import values as V
@@ -156,7 +157,7 @@ Standalone question:"""
 class LLMRewriter:
     """An LLM rewrite of the last turn; the rule rewrite when the call fails or loses the time reference."""
 
-    def __init__(self, backend, max_new_tokens: int = 48):
+    def __init__(self, backend: LLMBackend, max_new_tokens: int = 48):
         self.backend, self.max_new_tokens = backend, max_new_tokens
 
     def prompts(self, history: Sequence[ContextTurn], query: str) -> list[dict[str, str]]:

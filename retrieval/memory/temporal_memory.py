@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from models.dual_encoder import DualEncoder
+from models.encoder import Encoder
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
@@ -32,7 +34,8 @@ from retrieval.memory.answer_notes import empty_note
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.language_check import language_note
-from retrieval.memory.planner import LLMPlanner, PlannerConfig, RulePlanner, parse_margin
+from retrieval.memory.living_memory import Appended, LivingMemory
+from retrieval.memory.planner import LLMPlanner, Planner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
 from retrieval.memory.result_print import print_result
@@ -56,9 +59,10 @@ RANKERS = ("hybrid", "dense", "bm25")
 class TemporalMemory:
     """A conversation table, a planner and a rewrite policy: ``ask(question, history, now)``."""
 
-    def __init__(self, table: ConversationTable, planner=None, rewrite: str = "carry", llm_rewriter=None,
-                 ranker: str = "hybrid", fusion: str = "scores", cut: str = CUTS[0], prior: float | None = None,
-                 evidence_rule: str = EVIDENCE_RULE, folder=None):
+    def __init__(self, table: ConversationTable, planner: Planner | None = None, rewrite: str = "carry",
+                 llm_rewriter: LLMRewriter | None = None, ranker: str = "hybrid", fusion: str = "scores",
+                 cut: str = CUTS[0], prior: float | None = None, evidence_rule: str = EVIDENCE_RULE,
+                 folder: LivingMemory | None = None):
         if rewrite not in REWRITES:
             raise ValueError(f"rewrite must be one of {REWRITES}")
         if ranker not in RANKERS:
@@ -83,7 +87,7 @@ class TemporalMemory:
         self._evidence_cache: tuple | None = None  # (frame, roles counted, the frame without them): see evidence
 
     @classmethod
-    def from_file(cls, path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None,
+    def from_file(cls, path: str | Path, encoder: Encoder | None = None, fmt: str = "auto", tz: str | None = None,
                   sample: str | None = None, session_gap_minutes: float = 30, on_bad_time: str = "error",
                   cache_dir: str | Path | None = None, turns: bool = True, timestamps: str = "strict",
                   **kwargs) -> TemporalMemory:
@@ -95,9 +99,10 @@ class TemporalMemory:
 
     # ---- a living memory: a folder that turns are appended to (retrieval.memory.living_memory) -------------------
     @classmethod
-    def open(cls, path: str | Path, encoder=None, create: bool = False, encoder_spec: str | None = None,
-             tz: str | None = None, session_gap_minutes: float = 30, turns: bool = True, fsync: bool = False,
-             precision: str = "fp32", store: str | None = None, **kwargs) -> TemporalMemory:
+    def open(cls, path: str | Path, encoder: DualEncoder | None = None, create: bool = False,
+             encoder_spec: str | None = None, tz: str | None = None, session_gap_minutes: float = 30,
+             turns: bool = True, fsync: bool = False, precision: str = "fp32", store: str | None = None,
+             **kwargs) -> TemporalMemory:
         """Reopen the memory kept in the folder ``path`` (``encoder`` None: the one it was built with; another is
         refused), or with ``create`` start an empty one there (``encoder`` None: ``load_encoder(encoder_spec)``;
         ``tz``: its calendar's zone, default UTC; ``precision``: the loaded encoder's, one of
@@ -128,7 +133,7 @@ class TemporalMemory:
         return cls.wrap(folder, **kwargs)
 
     @classmethod
-    def wrap(cls, folder, **kwargs) -> TemporalMemory:
+    def wrap(cls, folder: LivingMemory, **kwargs) -> TemporalMemory:
         """The memory over an opened :class:`~retrieval.memory.memory_folder.MemoryFolder` (or its PostgreSQL
         counterpart), ``kwargs`` as the constructor's."""
         return cls(folder.table, folder=folder, **kwargs)
@@ -145,19 +150,23 @@ class TemporalMemory:
         index (:meth:`append`)."""
         return self.append(turns, embeddings, show_progress_bar).ids
 
-    def append(self, turns: Sequence[dict], embeddings: dict | None = None, show_progress_bar: bool = False):
-        """Record turns in one transaction: a :class:`~retrieval.memory.living_memory.Appended`, each turn's row and the
-        number of exact duplicates skipped (same time, speaker and text as a row already there: an import run twice
-        adds nothing). A turn before the last one (not a duplicate), or after this machine's clock by more than
+    def append(self, turns: Sequence[dict], embeddings: dict | None = None,
+               show_progress_bar: bool = False) -> Appended:
+        """Record turns in one transaction: a :class:`~retrieval.memory.living_memory.Appended`, each turn's row and
+        the number of exact duplicates skipped (same time, speaker and text as a row already there: an import run
+        twice adds nothing). A turn before the last one (not a duplicate), or after this machine's clock by more than
         ``living_memory.FUTURE_SKEW``, is a ValueError naming it, and nothing of the batch is written. A memory made
         without a zone takes the one its first turns are written in."""
-        folder = self.folder
-        if folder is None:
-            raise RuntimeError("this memory was read from a log, not opened from a folder: use "
-                               "TemporalMemory.open(path, create=True) and add_many the log's turns to it")
-        appended = folder.add_many(turns, embeddings, show_progress_bar)
+        appended = self.living().add_many(turns, embeddings, show_progress_bar)
         self.speakers = sorted(set(self.speakers) | {t["speaker"] for t in turns})
         return appended
+
+    def living(self) -> LivingMemory:
+        """The folder or database this memory was opened from; a RuntimeError for a memory read from a log."""
+        if self.folder is None:
+            raise RuntimeError("this memory was read from a log, not opened from a folder: use "
+                               "TemporalMemory.open(path, create=True) and add_many the log's turns to it")
+        return self.folder
 
     def evidence(self, frame: pd.DataFrame, include_asked: bool = False) -> pd.DataFrame:
         """The rows a question may be answered from: without the questions put to the memory and the LLM's answers
@@ -192,6 +201,8 @@ class TemporalMemory:
         ``mode`` says: "carry" (their time expressions), "context" (joined to it), "llm" (an LLM's rewrite, read
         as the question) or "none"."""
         if history and mode == "llm":
+            if self.llm_rewriter is None:
+                raise ValueError("rewrite 'llm' needs a memory made with an llm_rewriter")
             rewritten = self.llm_rewriter.rewrite(history, question, now)
             return AskedQuestion.read(rewritten.text, now, self.speakers)._with(rewrite=rewritten)
         return AskedQuestion.read(question, now, self.speakers, history if mode != "none" else None, mode)

@@ -63,7 +63,7 @@ def document_side(encoder: DualEncoder) -> dict:
 def autocast_name(encoder: DualEncoder) -> str | None:
     """The encoder's inference precision as recorded: None for fp32, the autocast type ("bfloat16"), or
     "bfloat16 weights" for towers cast to bf16 (``DualEncoder.set_precision("bf16")``)."""
-    if getattr(encoder, "weights_dtype", None) is not None:
+    if encoder.weights_dtype is not None:
         return f"{str(encoder.weights_dtype).removeprefix('torch.')} weights"
     dtype = encoder.autocast_dtype
     return None if dtype is None else str(dtype).removeprefix("torch.")

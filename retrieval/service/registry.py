@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from models.dual_encoder import DualEncoder
 from retrieval.memory.folder_lock import MemoryInUseError
 from retrieval.memory.temporal_memory import TemporalMemory
 
@@ -70,7 +71,7 @@ def key_hash(key: str) -> str:
 class MemoryRegistry:
     """The root's memories: make one, check a key, hold a memory open for a request."""
 
-    def __init__(self, root: str | Path, encoder, tz: str | None = None, store: str | None = None,
+    def __init__(self, root: str | Path, encoder: DualEncoder, tz: str | None = None, store: str | None = None,
                  max_open: int = MAX_OPEN):
         self.root, self.encoder, self.tz, self.store, self.max_open = Path(root), encoder, tz, store, max_open
         self._lock = threading.Lock()  # the registry's own state: rows, open memories
@@ -159,7 +160,7 @@ class MemoryRegistry:
         for _ in range(2):
             memory, lock = self._held(memory_id, lost)
             lock.acquire()
-            if not self.store or memory.folder.store.alive():
+            if not self.store or memory.living().alive():
                 break
             lock.release()
             self._discard(memory_id, memory)

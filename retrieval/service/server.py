@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_command
 from retrieval.data.jsonio import INPUT_ERRORS
 
@@ -54,7 +55,7 @@ class McpArguments:
     port: int = option(8765, "with streamable-http: the port (the endpoint is /mcp)")
 
 
-def service_app(args: ServeArguments, encoder=None):
+def service_app(args: ServeArguments, encoder: DualEncoder | None = None):
     """The FastAPI app of ``serve``, its registry closed when the app shuts down."""
     from fastapi import FastAPI
 

@@ -34,6 +34,7 @@ import pandas as pd
 from retrieval.config import option, parse_command
 from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.data.paths import default_cache_dir
+from retrieval.llm.base import LLMBackend
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
 from retrieval.trends.corpus import Corpus, load_corpus
@@ -116,13 +117,15 @@ def read_labelled(path: str | Path) -> list[tuple[str | None, str | None, bool]]
 def decide_threshold(config: TrendConfig, scores: pd.Series, corpus: Corpus, topic: str) -> Threshold:
     """The threshold the config asks for, from the corpus's scores, a reference corpus or labelled examples."""
     table = corpus.table
-    if config.threshold == "fixed":
+    if config.threshold == "fixed" and config.threshold_value is not None:  # TrendConfig requires the value
         return Threshold(float(config.threshold_value), "fixed")
     if config.threshold == "null":
         return null_threshold(scores.to_numpy(), config.alpha)
-    if config.threshold == "reference":
-        reference = load_corpus(config.reference, table.encoder)
+    if config.threshold == "reference" and config.reference:  # and the file
+        reference = load_corpus(config.reference, table.require_encoder())
         return reference_threshold(topic_scores(reference.table, topic).to_numpy(), config.alpha)
+    if not config.labelled:
+        raise ValueError(f"threshold {config.threshold!r} needs its setting (see TrendConfig)")
     labelled = read_labelled(config.labelled)
     row_of = {sid: i for i, sid in corpus.source_ids.items()} | {str(i): i for i in table.frame.index}
     missing = [d for t, d, _ in labelled if t is None and d not in row_of]
@@ -130,13 +133,14 @@ def decide_threshold(config: TrendConfig, scores: pd.Series, corpus: Corpus, top
         raise DataError(f"{config.labelled}: ids not in the corpus: {missing[:5]}")
     texts = [t for t, _, _ in labelled if t is not None]
     q = table.encode_query(topic)[0]  # (D,)
-    text_scores = iter(table.encoder.encode_documents(texts) @ q if texts else [])  # (T,)
+    text_scores = iter(table.require_encoder().encode_documents(texts) @ q if texts else [])  # (T,)
     s = [float(next(text_scores)) if t is not None else float(scores.loc[row_of[d]]) for t, d, _ in labelled]
     relevant = [r for _, _, r in labelled]
     return labelled_threshold([x for x, r in zip(s, relevant) if r], [x for x, r in zip(s, relevant) if not r])
 
 
-def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = None, backend=None) -> TrendResult:
+def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = None,
+                  backend: LLMBackend | None = None) -> TrendResult:
     """Count, per period of the window, the documents relevant to the question's topic, and sample them.
 
     ``backend`` (an LLM backend) is used only when ``config.confirm`` is not "none".
@@ -152,7 +156,7 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     end = query.end or (rows["timestamp"].max() if len(rows) else None)
     period = query.period
     if period == "auto":
-        period = auto_period(end - start) if start is not None else "month"
+        period = auto_period(end - start) if start is not None and end is not None else "month"
         notes.append(f"period chosen from the window's length: {period}")
     scores = topic_scores(table, query.topic)
     threshold = decide_threshold(config, scores, corpus, query.topic)
@@ -165,7 +169,7 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
         else:
             weights, confirmation = _confirm(config, scores, window, rows, threshold, query.topic, backend, notes)
     keys = rows[PERIOD_COLUMN[period]]
-    periods = [] if start is None else enumerate_periods(period, start, end, rows["session"].tolist())
+    periods = [] if start is None or end is None else enumerate_periods(period, start, end, rows["session"].tolist())
     if start is None:
         notes.append("no documents in the window")
     n_docs = keys.value_counts().to_dict()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.encoder import Encoder
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, SESSION_KEY, Utterance, assign_sessions, load_log
 from retrieval.data.jsonio import DataError, iter_jsonl, read_json
 from retrieval.data.timestamps import (
@@ -96,7 +97,7 @@ def documents_to_utterances(rows: Sequence[tuple[str, dict]], tz=None,
     given = [row.get("session") for _, _, row in kept]
     if kept and all(s not in (None, "") for s in given):
         try:
-            sessions = [int(s) for s in given]
+            sessions = [int(s) for s in given if s is not None]
         except (TypeError, ValueError) as e:
             raise DataError(f"a 'session' value is not an integer: {e}") from e
     else:
@@ -127,8 +128,8 @@ def _conversation_rows(path: Path) -> list[tuple[str, dict]]:
     return rows
 
 
-def load_corpus(path: str | Path, encoder=None, fmt: str = "auto", tz: str | None = None, sample: str | None = None,
-                cache_dir: str | Path | None = None, session_gap_minutes: float = 30,
+def load_corpus(path: str | Path, encoder: Encoder | None = None, fmt: str = "auto", tz: str | None = None,
+                sample: str | None = None, cache_dir: str | Path | None = None, session_gap_minutes: float = 30,
                 timestamps: str = "strict") -> Corpus:
     """Read documents (CSV / JSONL, ``fmt="documents"``) or a conversation log (Zyphra / LoCoMo .json) into a
     conversation table, embedding the texts with ``encoder`` (cached in ``cache_dir``). ``timestamps``: "strict"

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import overload
 
 from retrieval.data.conversation_log import parse_timestamp
 from retrieval.memory.planner import ops_for
@@ -92,6 +93,14 @@ def speaker_of(norm: str, speakers: Sequence[str]) -> str | None:
     return found[0][2] if found else None
 
 
+@overload
+def as_time(value: str | datetime, tz) -> datetime: ...
+
+
+@overload
+def as_time(value: None, tz) -> None: ...
+
+
 def as_time(value: str | datetime | None, tz) -> datetime | None:
     """A window bound or "now" as given -> tz-aware datetime: a datetime (a naive one is taken in ``tz``), or text
     that :func:`~retrieval.data.conversation_log.parse_timestamp` reads (else ValueError); None stays None."""
@@ -124,13 +133,13 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
     intervals = [iv for e in resolved for iv in (e.intervals or [])]
     w_start = min((a for a, _ in intervals), default=None)
     w_end = max((b for _, b in intervals), default=None)
-    if len(intervals) == 1 and w_end < now and COMPARING.search(norm):
+    if len(intervals) == 1 and w_start is not None and w_end is not None and w_end < now and COMPARING.search(norm):
         notes.append(f"the question compares: the window runs on from {w_start.date()} to now")
         w_end = now
     tz = now.tzinfo
     w_start = as_time(start, tz) if start is not None else w_start
     w_end = as_time(end, tz) if end is not None else w_end
-    ops = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
+    ops: list[dict] = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
     if w_start is not None or w_end is not None:
         lo = (w_start or OPEN_START).isoformat()
         hi = (w_end or now + timedelta(microseconds=1)).isoformat()

@@ -35,6 +35,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from retrieval.llm.base import LLMBackend
+
 THRESHOLD_METHODS = ("null", "reference", "labelled", "fixed")
 DEFAULT_ALPHA = 0.01
 
@@ -105,7 +107,7 @@ JUDGE_PROMPT = ("Is the following message about {topic}? Answer only yes or no.\
 Judge = Callable[[Sequence[str]], list[bool | None]]
 
 
-def llm_judge(backend, topic: str, max_chars: int = 400) -> Judge:
+def llm_judge(backend: LLMBackend, topic: str, max_chars: int = 400) -> Judge:
     """A judge over texts: one yes/no LLM call per text (batched); None where the call failed or was unclear."""
 
     def judge(texts: Sequence[str]) -> list[bool | None]:

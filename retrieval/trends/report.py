@@ -17,6 +17,7 @@ import numpy as np
 from retrieval.atomic import replacing_folder, save_with, write_json, write_text
 from retrieval.config import save_config
 from retrieval.data.jsonio import DataError
+from retrieval.llm.base import LLMBackend
 from retrieval.trends.result import TrendResult
 
 REPORT_SYSTEM_PROMPT = ("You write short, factual trend reports from counts of documents per period. "
@@ -60,7 +61,7 @@ def plot_volume(result: TrendResult, path: str | Path) -> Path:
     ax.set_title(f"{result.topic!r} per {result.period} (threshold {result.threshold.value:.3f}, "
                  f"{result.threshold.method})", fontsize=10)
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
-    ax.legend(handles, [h.get_label() for h in handles], loc="upper left", fontsize=8)
+    ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper left", fontsize=8)
     fig.tight_layout()
     save_with(lambda partial: fig.savefig(partial, dpi=120), path)
     plt.close(fig)
@@ -114,9 +115,9 @@ def report_messages(result: TrendResult, max_chars: int = 160) -> list[dict[str,
     return [{"role": "system", "content": REPORT_SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
 
 
-def llm_narrative(result: TrendResult, backend, max_new_tokens: int = 160) -> tuple[str | None, dict]:
+def llm_narrative(result: TrendResult, backend: LLMBackend, max_new_tokens: int = 160) -> tuple[str | None, dict]:
     """(narrative or None, info): the backend's report, with its citations checked against the samples shown."""
-    info: dict = {"backend": getattr(backend, "identity", type(backend).__name__)}
+    info: dict = {"backend": backend.identity}
     try:
         answer = backend.generate([report_messages(result)], max_new_tokens=max_new_tokens, temperature=0.0)[0]
     except Exception as e:  # a backend that raises: the report still comes out, extractively
@@ -151,6 +152,7 @@ def markdown_report(result: TrendResult, narrative: str | None = None, llm_info:
            f"for a missing or unreadable timestamp. Relevant = cosine >= {result.threshold.value:.3f} "
            f"({result.threshold.method} threshold)"
            + (f", LLM-confirmed ({result.confirmation['method']})." if result.confirmation else "."), ""]
+    llm_info = llm_info or {}
     if narrative is not None:
         out += [f"## Report (LLM: {llm_info.get('backend')})", "", narrative, ""]
         if llm_info.get("unknown_citations"):
@@ -161,7 +163,7 @@ def markdown_report(result: TrendResult, narrative: str | None = None, llm_info:
             out += [f"> {llm_info['direction_conflict']}", ""]
         out += ["## Summary from the counts (extractive)", "", extractive_summary(result), ""]
     else:
-        why = f" (the LLM failed: {llm_info['error']})" if llm_info and llm_info.get("error") else ""
+        why = f" (the LLM failed: {llm_info['error']})" if llm_info.get("error") else ""
         out += [f"## Summary (extractive{why})", "", extractive_summary(result), ""]
     if plot_name:
         out += [f"![volume per {result.period}]({plot_name})", ""]
@@ -203,7 +205,7 @@ def check_output_dir(out_dir: str | Path) -> Path:
     return out_dir
 
 
-def write_trend_outputs(result: TrendResult, out_dir: str | Path, backend=None, config=None,
+def write_trend_outputs(result: TrendResult, out_dir: str | Path, backend: LLMBackend | None = None, config=None,
                         settings=None) -> dict[str, Path]:
     """Write ``trend.json``, ``volume.png`` and ``report.md`` (and ``config.yaml``, the command's ``settings``,
     when given) as the folder ``out_dir``; an LLM failure (or none) gives the extractive report, never a

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from models.dual_encoder import DualEncoder
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP
 from retrieval.data.timestamps import CalendarZone, as_timezone
 from retrieval.memory.live_rows import records_frame
@@ -44,15 +45,15 @@ class PostgresMemory(LivingMemory):
     path: str
     store: PostgresStore
 
-    def __init__(self, url: str, memory_id: str, store: PostgresStore, encoder, table: LiveTable,
+    def __init__(self, url: str, memory_id: str, store: PostgresStore, encoder: DualEncoder, table: LiveTable,
                  views: tuple[str, ...], gap: timedelta):
         super().__init__(store, encoder, table, views, gap)
         self.url, self.memory_id = url, memory_id
         self.path = memory_name(url, memory_id)  # what messages name
 
     @classmethod
-    def create(cls, url: str, memory_id: str, encoder, encoder_spec: str | None = None, tz: str | None = None,
-               session_gap: timedelta = DEFAULT_SESSION_GAP, turns: bool = True, name: str = "",
+    def create(cls, url: str, memory_id: str, encoder: DualEncoder, encoder_spec: str | None = None,
+               tz: str | None = None, session_gap: timedelta = DEFAULT_SESSION_GAP, turns: bool = True, name: str = "",
                key_hash: str | None = None) -> PostgresMemory:
         """A new, empty memory ``memory_id`` in the database (refused when one is there)."""
         store = PostgresStore(url, memory_id, encoder.dim, new=True)
@@ -63,7 +64,7 @@ class PostgresMemory(LivingMemory):
         return cls.open(url, memory_id, encoder)
 
     @classmethod
-    def open(cls, url: str, memory_id: str, encoder=None) -> PostgresMemory:
+    def open(cls, url: str, memory_id: str, encoder: DualEncoder | None = None) -> PostgresMemory:
         """Reopen memory ``memory_id`` (``encoder`` None: the one it records), holding its writer's lock."""
         conn = connect(url)
         try:
@@ -82,7 +83,8 @@ class PostgresMemory(LivingMemory):
             raise
 
     @classmethod
-    def _open_locked(cls, url: str, memory_id: str, store: PostgresStore, encoder) -> PostgresMemory:
+    def _open_locked(cls, url: str, memory_id: str, store: PostgresStore,
+                     encoder: DualEncoder | None) -> PostgresMemory:
         if store.get_meta("format") != FORMAT:
             raise ValueError(f"{redact(url)}: memory {memory_id!r} has format {store.get_meta('format')!r}, "
                              f"not {FORMAT}")
@@ -109,3 +111,7 @@ class PostgresMemory(LivingMemory):
     def close(self) -> None:
         """Release the database (and with it the memory's writer lock); nothing else to write."""
         self.store.close()
+
+    def alive(self) -> bool:
+        """Whether the database connection still answers."""
+        return self.store.alive()
