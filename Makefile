@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test test-all lint llm-server results results-table clean
+.PHONY: setup demo test test-all lint typecheck llm-server results results-table clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test-all: setup $(VENV)/.trackers
 
 lint: setup
 	$(VENV)/bin/ruff check .
+
+# mypy over models/ and retrieval/ ([tool.mypy] in pyproject; also run by the suite, tests/test_types.py)
+typecheck: setup
+	$(PY) -m mypy
 
 # README's "Results at a glance": every figure from a results file under results/, each written by the evaluation
 # itself (its command, settings, commit, date and data hashes inside). The trainings take about an hour on 2 cores;

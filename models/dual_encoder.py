@@ -238,7 +238,7 @@ class DualEncoder(nn.Module):
         if precision == "bf16" and self.weights_dtype is None:
             for model in (self.query_model, self.document_model):
                 if model is not None:
-                    model.to(torch.bfloat16)  # type: ignore[arg-type]  # transformers types `to` as its own wrapper
+                    model.to(torch.bfloat16)
             self.weights_dtype = torch.bfloat16
         return self
 

@@ -30,7 +30,7 @@ def load_causal_lm(model: str, gguf_file: str | None = None, device: str | None 
     tokenizer = AutoTokenizer.from_pretrained(model, **kwargs)
     torch_dtype = getattr(torch, dtype) if dtype else (torch.float32 if gguf_file else "auto")
     lm = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype, **kwargs)
-    lm.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()  # type: ignore[arg-type]
+    lm.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
     tokenizer.padding_side = "left"  # generation continues from the right end of every row
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

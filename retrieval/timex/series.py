@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from retrieval.timex import calendar as cal
 from retrieval.timex.calendar import Span
@@ -26,7 +27,9 @@ LIMIT = 800  # coarse spans walked before a composed set is taken to be empty ne
 class Series:
     """A set of spans, with the grain its spans are reported at (``grain``, set by each kind)."""
 
-    grain: str
+    if TYPE_CHECKING:  # a field of the simple kinds, computed by the combinations (Intersect, NthWithin, Union)
+        @property
+        def grain(self) -> str: ...
 
     def forward(self, t: datetime) -> Iterator[Span]:
         raise NotImplementedError
@@ -224,7 +227,7 @@ class Intersect(Series):
     b: Series
 
     @property
-    def grain(self) -> str:  # type: ignore[override]
+    def grain(self) -> str:
         return _coarser(self.a, self.b)[0].grain
 
     def forward(self, t: datetime) -> Iterator[Span]:
@@ -267,7 +270,7 @@ class NthWithin(Series):
     coarse: Series
 
     @property
-    def grain(self) -> str:  # type: ignore[override]
+    def grain(self) -> str:
         return self.fine.grain
 
     def pick(self, c: Span) -> Span | None:
@@ -305,7 +308,7 @@ class Union(Series):
     b: Series
 
     @property
-    def grain(self) -> str:  # type: ignore[override]
+    def grain(self) -> str:
         return self.a.grain
 
     def forward(self, t: datetime) -> Iterator[Span]:
