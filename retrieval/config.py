@@ -42,9 +42,7 @@ from retrieval.atomic import write_text
 
 if typing.TYPE_CHECKING:
     from _typeshed import DataclassInstance
-
-T = typing.TypeVar("T", bound="DataclassInstance")
-
+T = typing.TypeVar("T", bound="DataclassInstance")  # a command's settings: a dataclass
 NONE_WORDS = ("none", "null")
 TRUE_WORDS = ("true", "yes", "1")
 FALSE_WORDS = ("false", "no", "0")
@@ -94,9 +92,8 @@ def _item_kind(kind: object) -> object | None:
     return (typing.get_args(base) or (str,))[0] if typing.get_origin(base) in (list, Sequence) else None
 
 
-def _name(kind: object) -> str:
-    names: dict[object, str] = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-                                dict: "a mapping"}
+def _name(kind: typing.Any) -> str:  # an annotation: a class, a union, a generic alias
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", dict: "a mapping"}
     arms = _arms(kind)
     if arms:
         return " or ".join("none" if a is type(None) else _name(a) for a in arms)
@@ -361,8 +358,7 @@ def parse_config(cls: type[T], argv: Sequence[str] | None = None, *, prog: str |
 
 def parse_command(commands: Mapping[str, tuple[type, str | None]], argv: Sequence[str] | None = None, *,
                   prog: str | None = None, description: str | None = None) -> tuple[str, typing.Any]:
-    """For a command with sub-commands (``ask``): {name: (dataclass, help)} -> (the name given, its settings: an
-    instance of that command's dataclass)."""
+    """For a command with sub-commands (``ask``): {name: (dataclass, help)} -> (the name given, its settings)."""
     parser = _new_parser(prog, description)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(commands) + "}")
     parsers, bools = {}, {}
@@ -391,15 +387,11 @@ def save_config(config: DataclassInstance, path: str | Path) -> Path:
 
 
 def config_path(config: object) -> Path | None:
-    """Where the resolved config goes: ``output_dir/config.yaml``, else ``NAME.config.yaml`` beside ``output``
-    (a command's settings have either field, or neither)."""
+    """Where the resolved config goes: ``output_dir/config.yaml``, else ``NAME.config.yaml`` beside ``output``."""
     output_dir, output = getattr(config, "output_dir", None), getattr(config, "output", None)
     if output_dir:
         return Path(output_dir) / "config.yaml"
-    if output:
-        out = Path(output)
-        return out.with_name(f"{out.stem}.config.yaml")
-    return None
+    return Path(output).with_name(f"{Path(output).stem}.config.yaml") if output else None
 
 
 def write_config(config: DataclassInstance) -> Path | None:
