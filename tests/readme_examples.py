@@ -158,11 +158,15 @@ CHECKS: list[Check] = [
                                                      "split_tables.dtr.first_turn_top1": fraction,
                                                      "_data.questions": 358}),)),
     # README's first try
-    Check(r"ctbls memory import \S+ --memory runs/my_memory", "run", verify=(contains("imported 432 turns"),)),
-    Check(r"ctbls memory ask --memory runs/my_memory", "run", verify=(contains("2023-05-08"),)),
+    Check(r"ctbls memory import \S+ --memory runs/first_memory", "run", verify=(contains("imported 432 turns"),)),
+    Check(r"ctbls memory ask --memory runs/first_memory", "run", verify=(contains("2023-05-08"),)),
     Check(r"ctbls chat --dtr packaged:minilm --tracker packaged:minilm --llm none", "run",
           verify=(json_fields("stdout", {"table_id": GELSOR, "extractive": "Karim Alami"}),)),
     # docs/postgresql.md, docs/service.md, docs/web_page.md, docs/time_expressions.md
+    Check(r"retrieval.memory.live (import|ask) .*--store postgresql://me@dbhost", "parse",
+          "needs a PostgreSQL server of the user's (dbhost) and their chat.jsonl"),
+    Check(r"store=\"postgresql://me@dbhost", "skip",
+          "needs a PostgreSQL server of the user's (dbhost); tests/test_postgres_memory.py runs it on pgserver"),
     Check("python -m eval.memory_engines", "parse",
           "long: every Zyphra and LoCoMo question on three engines, tens of minutes"),
     Check("ctbls serve --root runs/service --page", "parse", "a server, until interrupted; tests/test_service.py "
@@ -229,7 +233,7 @@ CHECKS: list[Check] = [
     Check(r"--llm-cache runs/llm_cache_answers.sqlite", "parse", "needs the llama.cpp server above"),
     Check("python -m eval.locomo_answers --output runs/locomo_answers.json", "run",
           verify=(contains("gold_evidence"),)),
-    Check("python -m retrieval.memory.live import", "run", verify=(contains("imported 432 turns"),)),
+    Check("python -m retrieval.memory.live import ../shared", "run", verify=(contains("imported 432 turns"),)),
     Check("python -m eval.user_trial --output runs/user_trial.json", "run",
           verify=(json_fields("runs/user_trial.json", {"engines.file.summary.n": 47}),)),
     Check("python -m retrieval.memory.live chat", "parse", "interactive; tests/test_live_memory.py scripts it"),
@@ -238,8 +242,8 @@ CHECKS: list[Check] = [
           "drives it"),
     Check("python -m retrieval.service.server mcp", "parse", "an MCP server on stdio, for an agent; "
           "tests/test_service.py drives it"),
-    Check("python -m retrieval.memory.live ask", "run", verify=(contains("2023-05-08"),)),
-    Check("TemporalMemory.open", "run", value='{"ids": r.ids}',
+    Check("python -m retrieval.memory.live ask --memory runs/my_memory", "run", verify=(contains("2023-05-08"),)),
+    Check(r"TemporalMemory.open\(\"runs/my_memory\"", "run", value='{"ids": r.ids}',
           verify=(json_fields("value", {"ids": lambda ids: 432 in ids}),)),
     Check("python -m eval.locomo_temporal --locomo", "run", verify=(contains("recall@1"),)),
     Check("python -m experiments.content_proxy --output runs/content_proxy.json", "run",
