@@ -39,7 +39,7 @@ from eval.time_answers import GoldTime, parse_time_answer, score
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.jsonio import INPUT_ERRORS, DataError
+from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
@@ -292,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output:
         write_json(args.output, report, indent=2, default=str)
         write_config(args)
-    write_results(args.results, "python -m eval.locomo_answers", argv, args, headline(report), [args.locomo])
+    write_results(args.results, "python -m eval.locomo_answers", argv, args, lambda: headline(report), [args.locomo])
     return 0
 
 
@@ -314,4 +314,4 @@ def headline(report: dict) -> list[Headline]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -29,7 +29,7 @@ from eval.results import Headline, write_results
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.jsonio import INPUT_ERRORS, DataError
+from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
 from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
@@ -155,9 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_config(args)
         write_chart(locomo_chart, report, args.output)
     if not args.merge:
-        write_results(args.results, "python -m eval.locomo_temporal", argv, args, headline(report), [args.locomo])
+        write_results(args.results, "python -m eval.locomo_temporal", argv, args, lambda: headline(report),
+                      [args.locomo])
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -15,12 +15,13 @@ import platform
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from retrieval import atomic
+from retrieval.data.jsonio import DataError
 from retrieval.data.paths import DATA_DIR
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,10 +105,14 @@ def record(prog: str, argv: Sequence[str] | None, settings: object, rows: Sequen
 
 
 def write_results(path: str | None, prog: str, argv: Sequence[str] | None, settings: object,
-                  rows: Sequence[Headline], data: Sequence[str | Path]) -> None:
-    """Write the results file ``path`` whole (nothing when None); print where."""
+                  headline: Callable[[], Sequence[Headline]], data: Sequence[str | Path]) -> None:
+    """Write the results file ``path`` whole, its rows from ``headline`` (called only then); nothing when ``path`` is
+    None. A run with no headline row (e.g. eval.retrieval without a DTR) is a DataError: the table would lose it."""
     if not path:
         return
+    rows = headline()
+    if not rows:
+        raise DataError(f"{path}: this run has no headline row for README's table (see the command's headline())")
     atomic.write_json(path, record(prog, argv, settings, rows, data), indent=2)
     print(f"wrote {path} ({len(rows)} headline rows)")
 

@@ -37,6 +37,8 @@ def results_files(folder: Path) -> list[Path]:
 
 def render(folder: Path) -> str:
     """The markdown table of every results file in ``folder``, between the markers."""
+    if not folder.is_dir():
+        raise DataError(f"{folder}: no such folder of results files")
     lines = [BEGIN, HEADER]
     for path in results_files(folder):
         try:

@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> dict:
     write_json(a.output, results)
     write_chart(retrieval_chart, results, a.output)
     write_config(a)
-    write_results(a.results, "python -m eval.retrieval", argv, a, headline(results), [a.tables, a.questions])
+    write_results(a.results, "python -m eval.retrieval", argv, a, lambda: headline(results), [a.tables, a.questions])
     return results
 
 

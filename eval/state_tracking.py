@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> dict:
     write_chart(state_tracking_chart, results, a.output)
     write_config(a)
     if a.results and not a.hybridialogue:
-        write_results(a.results, "python -m eval.state_tracking", argv, a, headline(results), _data_files(a))
+        write_results(a.results, "python -m eval.state_tracking", argv, a, lambda: headline(results), _data_files(a))
     return results
 
 

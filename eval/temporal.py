@@ -40,7 +40,7 @@ from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
-from retrieval.data.jsonio import INPUT_ERRORS, DataError
+from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
 from retrieval.data.paths import ZYPHRA_DIR, default_cache_dir
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
 from retrieval.memory.content_ranking import CUTS
@@ -355,10 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nwrote {config.output} and {write_config(config)}")
         write_chart(temporal_chart, report, config.output)
     if not config.merge:
-        write_results(config.results, "python -m eval.temporal", argv, config, headline(report),
+        write_results(config.results, "python -m eval.temporal", argv, config, lambda: headline(report),
                       [config.zyphra_dir] + ([config.questions_dir] if config.questions_dir else []))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -34,7 +34,7 @@ from eval.timex_scoring import CaseScore, Interval, TimexCase, score_prediction,
 from eval.timex_systems import SYSTEMS, Unavailable
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl
+from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl, run_cli
 from retrieval.data.paths import DATA_DIR
 
 TIMEX_DIR = DATA_DIR / "timex"
@@ -309,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(args.output, report, indent=2)
         write_config(args)
         write_chart(timex_chart, report, args.output)
-    write_results(args.results, "python -m eval.timex", argv, args, headline(report), args.data)
+    write_results(args.results, "python -m eval.timex", argv, args, lambda: headline(report), args.data)
     return 0
 
 
@@ -333,4 +333,4 @@ def headline(report: dict) -> list[Headline]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

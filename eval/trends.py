@@ -322,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if args.output:
         write_json(args.output, result, indent=2, default=str)
         write_config(args)
-    write_results(args.results, "python -m eval.trends", argv, args, headline(summary, len(args.logs)),
+    write_results(args.results, "python -m eval.trends", argv, args, lambda: headline(summary, len(args.logs)),
                   [folder / f"{log}.json" for log in [args.calibration_log, *args.logs]])
     return result
 

@@ -45,7 +45,7 @@ from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import load_log
-from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl
+from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl, run_cli
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.live import import_log
 from retrieval.memory.temporal_memory import TemporalMemory
@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output:
         write_json(args.output, report, indent=2, default=str)
         write_config(args)
-    write_results(args.results, "python -m eval.user_trial", argv, args, headline(report),
+    write_results(args.results, "python -m eval.user_trial", argv, args, lambda: headline(report),
                   [args.chat, args.questions])
     return 0
 
@@ -224,4 +224,4 @@ def headline(report: dict) -> list[Headline]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

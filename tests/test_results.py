@@ -29,7 +29,7 @@ class Settings:
 def _results_file(folder: Path, name: str, ours: float, data: Path) -> Path:
     rows = [Headline("Table retrieval: a test", "MRR@10", ours, {"BM25": 0.5}, "a paper's 0.8 (another pool)")]
     path = folder / f"{name}.json"
-    write_results(str(path), "python -m eval.retrieval", ["--k", "3"], Settings(str(data)), rows, [data])
+    write_results(str(path), "python -m eval.retrieval", ["--k", "3"], Settings(str(data)), lambda: rows, [data])
     return path
 
 
@@ -84,6 +84,17 @@ def test_rows_follow_the_table_order_then_names(tmp_path):
     for name in ("zz_extra", "temporal", "dtr"):
         _results_file(tmp_path, name, 0.5, data)
     assert [p.stem for p in results_table.results_files(tmp_path)] == ["dtr", "temporal", "zz_extra"]
+
+
+def test_a_run_without_a_headline_row_writes_no_results_file(tmp_path):
+    asked = []
+    write_results(None, "python -m eval.x", [], Settings("d"), lambda: asked.append(1) or [], [])
+    assert asked == []  # no --results: the rows are not even computed
+    with pytest.raises(DataError, match="no headline row"):
+        write_results(str(tmp_path / "x.json"), "python -m eval.x", [], Settings("d"), lambda: [], [])
+    assert not (tmp_path / "x.json").exists()
+    with pytest.raises(DataError, match="no such folder"):
+        results_table.render(tmp_path / "missing")
 
 
 def test_a_broken_results_file_is_named(tmp_path):
