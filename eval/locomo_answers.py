@@ -1,6 +1,7 @@
 """LoCoMo's temporal questions (category 2) answered, not only retrieved: answer accuracy against the gold dates.
 
     python -m eval.locomo_answers --output runs/locomo_answers.json                       # no LLM row
+    python -m eval.locomo_answers --folds 5 --output runs/locomo_answers_folds.json       # the learned relevance too
     python -m eval.locomo_answers --llm '{"backend": "openai", "model": "smollm2", "base_url": "http://127.0.0.1:8082/v1"}'
 
 Rows, from one run over the same questions:
@@ -11,6 +12,8 @@ Rows, from one run over the same questions:
   memory's content ranking, ``answer_from_evidence`` answers from it: by default from the first ranked row that
   states an event time and shares a content word with the question, else from the top row, which may borrow a
   neighbour's time);
+- ``relevance`` (with ``--folds K``): end to end with the evidence re-ranked by the learned relevance model of the
+  fold that never saw the conversation (:mod:`eval.relevance_folds`), answered from the model's best row;
 - ``top_turn_timestamp``: the day of the top retrieved turn, what a memory without event time answers;
 - ``llm`` (with ``--llm``): the LLM reads the top ``--llm-k`` retrieved turns with their dates and answers; its
   text is read by the evaluation's parser.
@@ -34,6 +37,7 @@ from datetime import date, timedelta
 import numpy as np
 
 from eval.generation import generate_all
+from eval.relevance_folds import fold_relevance, model_for, with_relevance
 from eval.results import Headline, write_results
 from eval.time_answers import GoldTime, parse_time_answer, score
 from models.dual_encoder import load_encoder
@@ -41,7 +45,7 @@ from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
-from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
+from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.event_time import event_counts
 from retrieval.memory.planner import parse_margin
@@ -59,7 +63,7 @@ from retrieval.memory.when_between import answer_length_between, between_parts, 
 
 logger = logging.getLogger("eval.locomo_answers")
 DEV = ("conv-26", "conv-30", "conv-41")
-METHODS = ("gold_evidence", "end_to_end", "top_turn_timestamp", "llm")
+METHODS = ("gold_evidence", "end_to_end", "relevance", "top_turn_timestamp", "llm")
 SYSTEM = ("You answer questions about a long conversation between two people, using dated excerpts from it. "
           "Each excerpt starts with the day it was said; words like \"yesterday\" or \"last week\" count from that "
           "day. Answer with the time only, as precise as the excerpts allow: a day (day, month name, year), a week, "
@@ -94,8 +98,8 @@ def llm_prompt(question: str, rows) -> list[dict]:
 
 
 def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, cache_dir, rule: str,
-                         llm_k: int, margin: float | None, depth: int | None = EVIDENCE_DEPTH, wrap=None
-                         ) -> tuple[list[dict], list[dict], dict]:
+                         llm_k: int, margin: float | None, depth: int | None = EVIDENCE_DEPTH, wrap=None,
+                         relevance: dict | None = None) -> tuple[list[dict], list[dict], dict]:
     """(records of parsed questions, parse failures, ingest counts) of one conversation; each record holds the
     predictions of every method but the LLM's, and the LLM's prompt. ``wrap``: as :func:`evaluate`'s."""
     utterances = sample_utterances(sample, where, i)
@@ -103,6 +107,7 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
                             evidence_rule=rule)
     if wrap is not None:
         memory = wrap(memory, sid)
+    learned = with_relevance(memory, model_for(relevance, sid)) if relevance else None
     frame, now = memory.table.frame, memory.table.end.to_pydatetime()
     records, failures = [], []
     for qa in evidence_questions(sample, utterances, categories=(2,)):
@@ -124,6 +129,8 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         top = ranked.iloc[0]["timestamp"].date() if len(ranked) else None
         preds = {"gold_evidence": from_answer(gold_answer),
                  "end_to_end": from_answer(e2e),
+                 **({"relevance": from_answer(learned_answer(learned, qa.question, kind, now, depth, margin))}
+                    if learned is not None else {}),
                  "top_turn_timestamp": Prediction(top and f"{top.day} {top:%B %Y}", top,
                                                   top and top + timedelta(days=1))}
         records.append({"sample": sid, "question": qa.question, "gold": qa.answer, "form": gold.form,
@@ -131,6 +138,16 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
                         "evidence": list(qa.evidence), "retrieved": [int(x) for x in kept.index[:3]],
                         "derivation": e2e.derivation, "prompt": llm_prompt(qa.question, ranked.head(llm_k))})
     return records, failures, event_counts(frame)
+
+
+def learned_answer(memory: TemporalMemory, question: str, kind: str, now, depth: int | None,
+                   margin: float | None) -> WhenAnswer:
+    """The end-to-end answer of a memory whose second stage is a relevance model (its own evidence rule)."""
+    parts = between_parts(question) if kind == "between" else None
+    if parts:
+        return answer_length_between(question, *(memory.when_evidence(p, now, margin=margin) for p in parts), now)
+    kept = memory.when_evidence(question, now, margin=margin)
+    return answer_from_evidence(kind, kept, now, memory.evidence_rule, memory.table.frame, depth, question)
 
 
 def add_llm(records: list[dict], backend, max_new_tokens: int) -> int:
@@ -174,9 +191,10 @@ def summarise(records: list[dict], dev: Sequence[str]) -> dict:
 def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[str] | None = None,
              dev: Sequence[str] = DEV, backend=None, llm_k: int = 5, max_new_tokens: int = 24,
              rule: str = EVIDENCE_RULE, margin: float | None = WHEN_MARGIN,
-             depth: int | None = EVIDENCE_DEPTH, wrap=None) -> dict:
+             depth: int | None = EVIDENCE_DEPTH, wrap=None, relevance: dict | None = None) -> dict:
     """The report over ``data``'s samples (``only`` them when given); ``wrap`` (memory, sample id) -> memory: the
-    memory each conversation's questions are asked of (``eval.memory_engines``), default its table."""
+    memory each conversation's questions are asked of (``eval.memory_engines``), default its table; ``relevance``:
+    conversation key -> the relevance model that never saw it (``--folds``: the ``relevance`` row)."""
     samples = read_samples(data)
     known = [sample_id(s, i) for i, s in enumerate(samples)]
     unknown = sorted(set(only or ()) - set(known))
@@ -188,7 +206,7 @@ def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[st
         if only and sid not in only:
             continue
         recs, fails, ingest[sid] = conversation_records(sid, sample, str(data), i, encoder, cache_dir,
-                                                        rule, llm_k, margin, depth, wrap)
+                                                        rule, llm_k, margin, depth, wrap, relevance)
         records += recs
         failures += fails
         logger.info("%s: %d questions scored, %d gold answers unread", sid, len(recs), len(fails))
@@ -198,6 +216,7 @@ def evaluate(data: str, encoder, cache_dir: str | None = None, only: Sequence[st
     scored(records)
     return {"data": str(data), "encoder": encoder.identity, "dev": list(dev), "evidence_rule": rule,
             "evidence_margin": margin, "evidence_depth": depth,
+            "folds": len({id(m) for m in relevance.values()}) if relevance else None,
             "llm": backend.identity if backend is not None else None, "llm_failed": llm_failed,
             "n_scored": len(records),
             "gold_unread": failures, "ingest": ingest, "results": summarise(records, dev),
@@ -271,6 +290,10 @@ class LocomoAnswersArguments:
     llm_cache: str = option("", "sqlite cache of LLM answers ('' for none)")
     output: str | None = option(None, "write the results (and every question's answers) as JSON here")
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
+    folds: int | None = option(None, "also answer with the learned relevance model, scored by this many "
+        "leave-conversations-out folds over every open conversation (eval.relevance_folds)")
+    zyphra_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder: its time+content questions are training data for "
+        "--folds ('' for LoCoMo only)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -282,9 +305,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from retrieval.llm import load_backend
 
             backend = load_backend(args.llm, cache=args.llm_cache or None)
-        report = evaluate(args.locomo, load_encoder(args.encoder), args.cache_dir or None, args.samples, args.dev,
+        encoder = load_encoder(args.encoder)
+        relevance = fold_relevance(args.folds, encoder, args.locomo, args.zyphra_dir or None,
+                                   args.cache_dir or None) if args.folds else None
+        report = evaluate(args.locomo, encoder, args.cache_dir or None, args.samples, args.dev,
                           backend, args.llm_k, args.max_new_tokens, args.evidence_rule,
-                          args.evidence_margin, args.evidence_depth)
+                          args.evidence_margin, args.evidence_depth, relevance=relevance)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -309,6 +335,9 @@ def headline(report: dict) -> list[Headline]:
         out.append(Headline(task, "end to end (%)", rows["end_to_end"]["strict"], base,
                             "LLM-judged answers (another metric): Zep 79.8, Mem0 55.5" if part == "overall" else "",
                             1, 1))
+        if "relevance" in rows:
+            out.append(Headline(task, f"end to end, learned relevance, {report['folds']} folds (%)",
+                                rows["relevance"]["strict"], base, "", 1, 1))
         out.append(Headline(task, "from gold evidence (%)", rows["gold_evidence"]["strict"], {}, "", 1, 1))
     return out
 

@@ -1,6 +1,7 @@
 """LoCoMo's temporal questions (category 2): recall@k of the evidence turns, time-aware against semantic only.
 
     python -m eval.locomo_temporal --locomo ../shared/data/locomo/locomo_open.json --output runs/locomo_temporal.json
+    python -m eval.locomo_temporal --folds 5 --output runs/locomo_temporal_folds.json     # the learned relevance too
     ctbls eval locomo-temporal --samples conv-26 conv-30 --output runs/locomo_temporal_a.json   # the same command
 
 - ``semantic``: dense search over every turn of the conversation with the question;
@@ -8,7 +9,9 @@
 - ``time_aware``: the rule planner's time operations first (when the question has a time reference), then
   dense ranking of the surviving turns; questions without one are ranked like ``semantic``;
 - ``time_aware_hybrid``: the same filter, then the temporal memory's content ranking (dense and BM25 over the
-  utterance and over the turn it follows, fused, with the prior for a speaker the question names).
+  utterance and over the turn it follows, fused, with the prior for a speaker the question names), hand-tuned;
+- ``time_aware_relevance`` (with ``--folds K``): the same, its candidates re-ranked by the learned relevance model
+  of the fold that never saw the conversation (:mod:`eval.relevance_folds`).
 "Now" is the end of each conversation. LoCoMo has one timestamp per session (see conversation_log).
 """
 
@@ -24,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.plots import locomo_chart, write_chart
+from eval.relevance_folds import fold_relevance, model_for, with_relevance
 from eval.report import read_reports, require_disjoint
 from eval.results import Headline, write_results
 from models.dual_encoder import load_encoder
@@ -31,7 +35,7 @@ from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
 from retrieval.data.locomo_qa import evidence_questions, read_samples, sample_id, sample_utterances
-from retrieval.data.paths import LOCOMO_FILE, default_cache_dir
+from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_memory import TemporalMemory
@@ -56,8 +60,9 @@ def time_aware_ranking(memory: TemporalMemory, question: str, k: int, hybrid: bo
 
 
 def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cache_dir: str | None = None,
-             only: Sequence[str] | None = None) -> dict:
-    """Recall@k of every method on the category-2 questions of every sample (or of the ``only`` sample ids)."""
+             only: Sequence[str] | None = None, relevance: dict | None = None) -> dict:
+    """Recall@k of every method on the category-2 questions of every sample (or of the ``only`` sample ids);
+    ``relevance``: conversation key -> the relevance model that never saw it (``--folds``)."""
     samples = read_samples(data)
     known = [sample_id(sample, i) for i, sample in enumerate(samples)]
     unknown = sorted(set(only or ()) - set(known))
@@ -74,12 +79,15 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
                   "semantic_meta": ConversationTable.from_utterances(utterances, encoder, cache_dir,
                                                                      metadata_in_text=True)}
         memory = TemporalMemory(tables["semantic"])
+        learned = with_relevance(memory, model_for(relevance, sid)) if relevance else None
         for qa in evidence_questions(sample, utterances, categories=(2,)):
             relevant = set(qa.evidence)
             n_questions += 1
             rankings = {name: [i for i, _ in t.rank(qa.question, max(ks))] for name, t in tables.items()}
             rankings["time_aware"], timed = time_aware_ranking(memory, qa.question, max(ks), hybrid=False)
             rankings["time_aware_hybrid"], _ = time_aware_ranking(memory, qa.question, max(ks), hybrid=True)
+            if learned is not None:
+                rankings["time_aware_relevance"], _ = time_aware_ranking(learned, qa.question, max(ks), hybrid=True)
             n_timed += timed
             for name, ranked in rankings.items():
                 for k in ks:
@@ -88,7 +96,7 @@ def evaluate(data: str | Path, encoder, ks: Sequence[int] = (1, 5, 10, 20), cach
     results = {name: {f"recall@{k}": round(100 * float(np.mean(v)), 2) for k, v in by_k.items()}
                for name, by_k in hits.items()}
     return {"data": str(data), "samples": list(only) if only else None, "encoder": encoder.identity,
-            "n_questions": n_questions,
+            "n_questions": n_questions, "folds": len({id(m) for m in relevance.values()}) if relevance else None,
             "n_with_time_filter": n_timed, "results": results}
 
 
@@ -119,6 +127,10 @@ class LocomoTemporalArguments:
         "--samples", metavar="REPORT")
     output: str | None = option(None, "write the results as JSON here")
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
+    folds: int | None = option(None, "also rank with the learned relevance model, scored by this many "
+        "leave-conversations-out folds over every open conversation (eval.relevance_folds)")
+    zyphra_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder: its time+content questions are training data for "
+        "--folds ('' for LoCoMo only)")
 
 
 def headline(report: dict) -> list[Headline]:
@@ -129,8 +141,12 @@ def headline(report: dict) -> list[Headline]:
         return []
     base = {name: res[m]["recall@5"] for m, name in (("semantic", "semantic"),
                                                             ("semantic_meta", "semantic + metadata in text"))}
-    return [Headline(f"LoCoMo temporal questions: evidence turns ({report['n_questions']} questions)",
-                     "recall@5 (%)", res["time_aware_hybrid"]["recall@5"], base, "", 1, 1)]
+    task = f"LoCoMo temporal questions: evidence turns ({report['n_questions']} questions)"
+    rows = [Headline(task, "recall@5 (%)", res["time_aware_hybrid"]["recall@5"], base, "", 1, 1)]
+    if "time_aware_relevance" in res:
+        rows.append(Headline(task, f"recall@5, learned relevance, {report['folds']} folds (%)",
+                             res["time_aware_relevance"]["recall@5"], {}, "", 1, 1))
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,7 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = merge_reports(read_reports(args.merge, ("samples", "results", "n_questions")))
             args.ks = [int(k.split("@")[1]) for k in next(iter(report["results"].values()))]
         else:
-            report = evaluate(args.locomo, load_encoder(args.encoder), args.ks, args.cache_dir or None, args.samples)
+            encoder = load_encoder(args.encoder)
+            relevance = fold_relevance(args.folds, encoder, args.locomo, args.zyphra_dir or None,
+                                       args.cache_dir or None) if args.folds else None
+            report = evaluate(args.locomo, encoder, args.ks, args.cache_dir or None, args.samples, relevance)
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

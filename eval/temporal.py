@@ -14,6 +14,8 @@ Methods, all in one run, on every version (paraphrase) of every question:
 - ambiguous questions, three query handlings through the rule planner: ``rule/original`` (the last turn
   alone), ``rule/context`` (earlier turns + last turn), ``rule/rewrite`` (the time reference of an earlier
   turn carried into the last turn); the semantic baselines search with context + query;
+- with ``--folds K`` (time+content only): ``relevance``, the rule planner's plan with its content ranking re-ranked
+  and cut by the learned relevance model of the fold that never saw the log (:mod:`eval.relevance_folds`);
 - with ``--llm``: ``llm_planner`` and ``rule/llm_rewrite`` on a seeded sample, beside ``rule`` on the same sample.
 Scores use every question; repeated question texts reuse their query embedding (a per-table cache).
 Latency: wall time of ``TemporalMemory.ask`` on a seeded sample of ``latency_sample`` questions per log,
@@ -34,6 +36,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from eval.plots import temporal_chart, write_chart
+from eval.relevance_folds import fold_relevance, model_for, with_relevance
 from eval.report import read_reports, require_disjoint
 from eval.results import Headline, write_results
 from models.dual_encoder import load_encoder
@@ -41,7 +44,7 @@ from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import read_zyphra_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
-from retrieval.data.paths import ZYPHRA_DIR, default_cache_dir
+from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.data.zyphra_temporal import TemporalQuestion, log_paths, read_questions
 from retrieval.memory.content_ranking import CUTS
 from retrieval.memory.conversation_table import ConversationTable
@@ -95,6 +98,10 @@ class TemporalEvalConfig:
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
     merge: list[str] | None = option(None, "print (and --output) one report merged from reports of runs over disjoint "
         "logs", metavar="REPORT")
+    kinds: list[str] | None = option(None, "question kinds to evaluate (default: all; time, time+content, ambiguous)")
+    folds: int | None = option(None, "time+content: also rank with the learned relevance model, scored by this many "
+        "leave-conversations-out folds over every open conversation (the relevance row; eval.relevance_folds)")
+    locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON: its QA are training data for --folds ('' for Zyphra only)")
 
 
 def question_scores(retrieved: Sequence[int], relevant: frozenset[int]) -> dict[str, float]:
@@ -219,9 +226,10 @@ def _latency(seconds: list[float]) -> dict:
 
 
 def latency_summary(latencies: dict[str, list[float]]) -> dict:
-    out = {name: _latency(ts) for name, ts in sorted(latencies.items())}
-    out["all"] = _latency([t for ts in latencies.values() for t in ts])
-    return out
+    """Median and p95 per log and over all; empty with ``--latency-sample 0``."""
+    out = {name: _latency(ts) for name, ts in sorted(latencies.items()) if ts}
+    every = [t for ts in latencies.values() for t in ts]
+    return {**out, "all": _latency(every)} if every else out
 
 
 def merge_reports(reports: list[dict]) -> dict:
@@ -286,11 +294,14 @@ def evaluate(config: TemporalEvalConfig, encoder=None, wrap=None) -> dict:
     missing = [log for log in logs if log not in paths]
     if missing:
         raise DataError(f"{config.zyphra_dir}/ConversationData: no logs {missing}")
-    questions = read_questions(config.questions_dir or config.zyphra_dir, set(logs))
+    questions = [q for q in read_questions(config.questions_dir or config.zyphra_dir, set(logs))
+                 if not config.kinds or q.kind in config.kinds]
     encoder = encoder or load_encoder(config.encoder)
     planner = RulePlanner(PlannerConfig(content_k=config.content_k, content_margin=config.content_margin,
                                         fallback_k=config.fallback_k, fallback_margin=config.fallback_margin))
     board, latencies, memories = Scoreboard(), defaultdict(list), {}
+    relevance = fold_relevance(config.folds, encoder, config.locomo or None, config.zyphra_dir,
+                               config.cache_dir or None) if config.folds else None
     for log in logs:
         utterances = read_zyphra_log(paths[log])
         tables = {"semantic": ConversationTable.from_utterances(utterances, encoder, config.cache_dir,
@@ -305,11 +316,17 @@ def evaluate(config: TemporalEvalConfig, encoder=None, wrap=None) -> dict:
         memory.ask("What did we discuss on the first of May?")  # warm-up: dateparser's first call loads its data
         qs = [q for q in questions if q.log == log]
         run_rule(board, memory, qs, config.content_cutoffs)
+        if relevance:
+            learned = with_relevance(memory, model_for(relevance, log))
+            for q in qs:
+                if q.kind == "time+content":
+                    board.add("relevance", q, learned.ask(q.question).ids)
         measure_latency(memory, qs, config.latency_sample, config.seed, latencies)
         semantic_baselines(board, qs, tables, config.semantic_ks)
         logger.info("log %s: %d question versions", log, len(qs))
     llm_info = run_llm(board, memories, questions, config) if config.llm else None
     return {"config": asdict(config), "encoder": encoder.identity, "logs": logs, "n_questions": len(questions),
+            "folds": config.folds,
             "results": board.summary(), "latency": latency_summary(latencies), "latency_seconds": latencies,
             "llm": llm_info}
 
@@ -334,6 +351,10 @@ def headline(report: dict) -> list[Headline]:
             base = {f"semantic k = {k}": semantic[metric]} if semantic else {}
             out.append(Headline(task, f"{'F2' if metric == 'f2' else metric} (%)", ours[metric], base, anchor,
                                 1, 1))
+            learned = results.get("relevance", {}).get(kind, {}).get("all")
+            if learned is not None:
+                out.append(Headline(task, f"{'F2' if metric == 'f2' else metric}, learned relevance, "
+                                    f"{report['folds']} folds (%)", learned[metric], base, anchor, 1, 1))
     return out
 
 

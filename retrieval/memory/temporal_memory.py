@@ -38,6 +38,7 @@ from retrieval.memory.living_memory import Appended, LivingMemory
 from retrieval.memory.planner import LLMPlanner, Planner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
+from retrieval.memory.relevance.rerank import SecondStage, second_stage
 from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_result import TemporalResult
@@ -47,12 +48,14 @@ from retrieval.memory.when_answer import (
     EVIDENCE_RULES,
     WHEN_MARGIN,
     answer_from_evidence,
+    question_kind,
     when_ops,
 )
 from retrieval.memory.when_between import answer_length_between, between_parts
 from retrieval.search.fusion import FUSIONS
 
 REWRITES = ("none", "context", "carry", "llm")
+
 RANKERS = ("hybrid", "dense", "bm25")
 
 
@@ -62,7 +65,7 @@ class TemporalMemory:
     def __init__(self, table: ConversationTable, planner: Planner | None = None, rewrite: str = "carry",
                  llm_rewriter: LLMRewriter | None = None, ranker: str = "hybrid", fusion: str = "scores",
                  cut: str = CUTS[0], prior: float | None = None, evidence_rule: str = EVIDENCE_RULE,
-                 folder: LivingMemory | None = None):
+                 folder: LivingMemory | None = None, relevance: SecondStage | None = None):
         if rewrite not in REWRITES:
             raise ValueError(f"rewrite must be one of {REWRITES}")
         if ranker not in RANKERS:
@@ -85,6 +88,7 @@ class TemporalMemory:
         self.speakers = sorted(table.frame["speaker"].unique())
         self.evidence_rule = evidence_rule  # which ranked row answers a when-question (when_answer.pick_evidence)
         self._evidence_cache: tuple | None = None  # (frame, roles counted, the frame without them): see evidence
+        self.relevance = relevance  # re-ranks and cuts the candidates (retrieval.memory.relevance); None: hand-tuned
 
     @classmethod
     def from_file(cls, path: str | Path, encoder: Encoder | None = None, fmt: str = "auto", tz: str | None = None,
@@ -227,16 +231,24 @@ class TemporalMemory:
         return rankings
 
     def _rank(self, query: str, k: int, subset: Sequence[int], prefer: Sequence[int] = (),
-              margin: float | None = None) -> list[tuple[int, float]]:
+              margin: float | None = None, asks_when: bool = False) -> list[tuple[int, float]]:
         """The plan's content ranking: :meth:`content_rankings` fused (:func:`fuse_content`), best first, at most
         ``k``.
         ``prefer``: rows given a prior (the plan's named speaker; ``self.prior``). ``margin``: keep only the rows
         within ``margin`` times the spread of the fused scores (best minus the last candidate's; ``self.cut``
         "spread": minus the k-th, "top": of one list's top; :func:`cut_content`) of the best: a clear winner
-        comes back alone, a close call with its rivals."""
+        comes back alone, a close call with its rivals. With a second stage (``relevance``), the fused list is
+        its candidates, and it orders and cuts them instead (``asks_when``: for a when-question's evidence)."""
         rankings = self.content_rankings(query, max(k, FUSION_DEPTH), subset)
-        return cut_content(fuse_content(rankings, self.fusion, None, prefer, self.prior), margin, self.cut,
-                           self.fusion, k)
+        fused = fuse_content(rankings, self.fusion, None, prefer, self.prior)
+        if self.relevance is not None:
+            return self.relevance.rerank(self.table, query, fused, k, prefer, margin, asks_when)
+        return cut_content(fused, margin, self.cut, self.fusion, k)
+
+    def _when_rank(self, query: str, k: int, subset: Sequence[int], prefer: Sequence[int] = (),
+                   margin: float | None = None) -> list[tuple[int, float]]:
+        """:meth:`_rank` for a when-question's evidence."""
+        return self._rank(query, k, subset, prefer, margin, asks_when=True)
 
     def rank_op(self, question: str) -> dict:
         """The content ranking the planner gives ``question`` (its query and speaker prior), with "now" at the
@@ -249,7 +261,8 @@ class TemporalMemory:
         """The top ``k`` of ``rows`` (a slice of the table's frame) for ``question``, by :meth:`rank_op` without
         its margin: a full ranking, for recall@k and MRR."""
         op = {key: v for key, v in self.rank_op(question).items() if key != "margin"}
-        return execute([{**op, "k": k}], rows, ranker=self._rank).ids
+        ranker = self._when_rank if question_kind(question) else self._rank  # a second stage reads which it is
+        return execute([{**op, "k": k}], rows, ranker=ranker).ids
 
     def ask(self, question: str, history: Sequence[ContextTurn] | None = None, now: datetime | str | None = None,
             rewrite: str | None = None, include_asked: bool = False) -> TemporalResult:
@@ -292,7 +305,7 @@ class TemporalMemory:
         answer = None
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
             evidence_ops = when_ops(plan, read.normalised, now)  # the plan's (its cut, its period said in)
-            evidence = execute(evidence_ops, frame, ranker=self._rank).rows
+            evidence = execute(evidence_ops, frame, ranker=self._when_rank).rows
             answer = answer_from_evidence(kind, evidence, now, self.evidence_rule, frame, question=asked)
             plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
                               "names, by event time or, without one, by when it was said): "
@@ -310,7 +323,7 @@ class TemporalMemory:
         now = self.resolve_now(now)
         read = AskedQuestion.read(question, now, self.speakers)
         ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
-        return execute(ops, self.evidence(self.table.frame), ranker=self._rank).rows
+        return execute(ops, self.evidence(self.table.frame), ranker=self._when_rank).rows
 
 
 @dataclass(kw_only=True)
@@ -342,6 +355,8 @@ class AskArguments:
         "list's top (top)", choices=CUTS)
     speaker_prior: float | None = option(None, "the named speaker's prior, in shares of one list's top (default: "
         "the fusion's, retrieval.memory.content_ranking.PRIOR_WEIGHTS)")
+    relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance): it re-ranks "
+        "and cuts the content ranking's candidates (default: none, the hand-tuned margin cut)")
     json: bool = option(False, "print the result as JSON")
 
 
@@ -360,11 +375,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         backend = load_backend(args.llm)
     planner = LLMPlanner(backend, fallback=rule) if backend is not None and args.planner == "llm" else rule
     try:
+        relevance, evidence_rule = second_stage(args.relevance, EVIDENCE_RULE)
         memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
                                           sample=args.sample, timestamps=args.timestamps,
                                           cache_dir=args.cache_dir or None, planner=planner, rewrite=args.rewrite,
                                           ranker=args.ranker, fusion=args.fusion, cut=args.content_cut,
-                                          prior=args.speaker_prior,
+                                          prior=args.speaker_prior, relevance=relevance,
+                                          evidence_rule=evidence_rule,
                                           llm_rewriter=LLMRewriter(backend) if backend is not None and
                                           args.rewrite == "llm" else None)
     except INPUT_ERRORS as e:

@@ -1,0 +1,107 @@
+"""Train the memory's relevance model (the second stage that re-ranks and cuts the content ranking's candidates) on
+the open data's questions and the rows that answer them.
+
+    python -m train.memory_relevance --config configs/memory_relevance.yaml
+    ctbls train memory-relevance --config configs/memory_relevance.yaml --conversations 26,41,42   # a subset
+
+The examples (:mod:`retrieval.memory.relevance_examples`: LoCoMo categories 1-4 with their evidence turns,
+Zyphra's time+content questions with their rows) are extracted per conversation into ``OUTPUT_DIR/examples/`` as
+they are done, so a run stopped half-way resumes from the conversations it has; the fit itself takes seconds. The
+model's cut (a probability) is chosen by inner leave-conversations-out folds over the training conversations.
+The folder written (``relevance.json`` and a model card) is what ``--relevance`` of the memory's commands loads.
+Figures for conversations the model never saw come from ``--folds K`` of the evaluations (eval.relevance_folds).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models.dual_encoder import load_encoder
+from retrieval.atomic import write_json
+from retrieval.config import option, parse_config, write_config
+from retrieval.data.jsonio import DataError, run_cli
+from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
+from retrieval.memory.relevance.example import Example
+from retrieval.memory.relevance.folds import INNER_FOLDS, C, fit_with_cut
+from retrieval.memory.relevance.model import RelevanceModel
+from retrieval.memory.relevance_examples import available_conversations, conversation_key, examples
+from train.relevance_card import model_card
+
+logger = logging.getLogger("train.memory_relevance")
+
+
+@dataclass
+class MemoryRelevanceArguments:
+    """Train the memory's relevance model."""
+
+    output_dir: str = option("runs/memory_relevance", "the model folder (relevance.json, README.md, examples/)")
+    locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON ('' for none)")
+    zyphra_dir: str = option(str(ZYPHRA_DIR), "Zyphra's folder ('' for none)")
+    conversations: str | None = option(None, "comma-separated conversation keys to train on (26 for conv-26 and "
+        "log 26; default: every conversation of both sources)")
+    encoder: str | None = option(None, "the memory's dual encoder (default: packaged MiniLM); a model is for the "
+        "encoder it was trained with")
+    cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
+    inner_folds: int = option(INNER_FOLDS, "leave-conversations-out folds that choose the cut")
+    c: float = option(C, "the logistic regression's inverse L2 strength")
+
+
+def example_json(e: Example) -> dict:
+    return {"conversation": e.conversation, "source": e.source, "question": e.question, "ids": e.ids,
+            "x": e.x.tolist(), "relevant": sorted(e.relevant), "k": e.k, "cut": e.cut, "asks_when": e.asks_when}
+
+
+def example_from_json(d: dict) -> Example:
+    return Example(d["conversation"], d["source"], d["question"], [int(i) for i in d["ids"]],
+                   np.asarray(d["x"], dtype=np.float64).reshape(len(d["ids"]), -1), frozenset(d["relevant"]),
+                   int(d["k"]), bool(d["cut"]), bool(d["asks_when"]))
+
+
+def cached_examples(args: MemoryRelevanceArguments, keys: Sequence[str] | None, encoder) -> list[Example]:
+    """Every training conversation's examples (``keys``; None: every one the sources hold), read from ``examples/``
+    where an earlier run wrote them, else extracted and written there (one file per conversation, atomically)."""
+    keys = list(keys) if keys is not None else available_conversations(args.locomo or None, args.zyphra_dir or None)
+    folder = Path(args.output_dir) / "examples"
+    folder.mkdir(parents=True, exist_ok=True)
+    got: dict[str, list[Example]] = {}
+    for key in keys:
+        path = folder / f"{key}.json"
+        if path.is_file():
+            got[key] = [example_from_json(d) for d in json.loads(path.read_text(encoding="utf-8"))]
+            continue
+        fresh = examples(encoder, args.locomo or None, args.zyphra_dir or None, args.cache_dir or None, only=[key])
+        got[key] = fresh.get(key, [])
+        write_json(path, [example_json(e) for e in got[key]])
+    missing = sorted(k for k, v in got.items() if not v)
+    if missing:
+        raise DataError(f"no questions for conversations {missing} in the data given")
+    return [e for key in sorted(got) for e in got[key]]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_config(MemoryRelevanceArguments, argv, prog="python -m train.memory_relevance",
+                        description=__doc__.split("\n")[0])
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    keys = [conversation_key(k) for k in args.conversations.split(",") if k.strip()] if args.conversations else None
+    encoder = load_encoder(args.encoder)
+    train = cached_examples(args, keys, encoder)
+    model = fit_with_cut(train, args.inner_folds, args.c)
+    model = RelevanceModel(**{**model.__dict__, "training": {**model.training, "encoder": encoder.identity}})
+    folder = model.save(args.output_dir, model_card(model, args))
+    write_config(args)
+    print(f"relevance model: {model.training['questions']} questions of conversations "
+          f"{', '.join(model.training['conversations'])}; cut: {model.cut}"
+          f"{f' at P >= {model.threshold}' if model.cut == 'threshold' else ''} (inner-fold mean F2 by cut "
+          f"{model.training['inner_f2_by_cut']}); wrote {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
