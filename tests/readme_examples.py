@@ -172,6 +172,11 @@ CHECKS: list[Check] = [
     Check("ctbls serve --root runs/service --page", "parse", "a server, until interrupted; tests/test_service.py "
           "drives it"),
     Check("MemoryClient.create", "skip", "needs the service above running; tests/test_service.py uses the client"),
+    Check("python -m train.memory_relevance --config configs/memory_relevance.yaml", "parse",
+          "a minute; tests/test_relevance.py trains it on a tiny file"),
+    Check(r"--relevance runs/memory_relevance", "parse", "needs the model trained above (runs/memory_relevance)"),
+    Check(r"--folds 5 --(output|latency-sample)", "parse", "minutes each: the fold figures of docs/relevance.md"),
+    Check("python -m benchmarks.relevance_cost", "parse", "a benchmark: a minute with the cross-encoder rows"),
     Check("python -m benchmarks.service_load", "parse", "long: 50 clients for 60 s, twice, and a killed server"),
     Check("ctbls app --llm none --port 7861", "parse", "a server, until interrupted; tests/test_app_browser.py "
           "drives it"),
