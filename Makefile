@@ -56,10 +56,12 @@ results: setup
 	$(RUN) eval.state_tracking --tracker runs/state_tracker --dtr runs/dtr --dtr-pool split \
 	    --output runs/results/state_tracking.json --results results/state_tracking.json
 	$(RUN) eval.timex --output runs/results/timex.json --results results/timex.json
-	$(RUN) eval.temporal --config configs/temporal.yaml --output runs/results/temporal.json \
+	$(RUN) eval.temporal --config configs/temporal.yaml --folds 5 --output runs/results/temporal.json \
 	    --results results/temporal.json
-	$(RUN) eval.locomo_answers --output runs/results/locomo_answers.json --results results/locomo_answers.json
-	$(RUN) eval.locomo_temporal --output runs/results/locomo_temporal.json --results results/locomo_temporal.json
+	$(RUN) eval.locomo_answers --folds 5 --output runs/results/locomo_answers.json \
+	    --results results/locomo_answers.json
+	$(RUN) eval.locomo_temporal --folds 5 --output runs/results/locomo_temporal.json \
+	    --results results/locomo_temporal.json
 	$(RUN) eval.trends --output runs/results/trends.json --results results/trends.json
 	$(RUN) eval.user_trial --output runs/results/user_trial.json --results results/user_trial.json
 	$(RUN) eval.user_trial --chat eval/trial_heldout/chat.jsonl --questions eval/trial_heldout/questions.jsonl \

@@ -98,8 +98,10 @@ def main(argv: list[str] | None = None) -> None:
     stage("evaluate temporal memory on log 26 with the tuned content encoder",
           temporal + ["--encoder", str(content), "--output", str(RUNS / "eval_temporal_tuned.json")],
           RUNS / "eval_temporal_tuned.json", a.force)
-    stage("LoCoMo temporal questions: time-aware against semantic-only retrieval",
+    stage("LoCoMo temporal questions: time-aware against semantic-only retrieval, and the learned relevance model "
+          "scored by 5 leave-conversations-out folds",
           [py, "-m", "eval.locomo_temporal", "--locomo", str(data / "locomo" / "locomo_open.json"),
+           "--zyphra-dir", str(data / "zyphra_temporal"), "--folds", "5",
            "--output", str(RUNS / "eval_locomo_temporal.json")], RUNS / "eval_locomo_temporal.json", a.force)
     stage("a temporal-trend question, with its plot and report",
           [py, "-m", "retrieval.trends.analysis", "ask", "--docs",
