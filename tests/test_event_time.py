@@ -85,9 +85,22 @@ def test_phrasings_of_our_own(text, expected):
     ("We have dated for the last few months", (2, 5, "month")),
     ("We stayed for 2 days last week", (2, 2, "day")),
     ("Married 5 years already! Time flies.", (5, 5, "year")),
+    ("I have been working at the bakery for a decade.", (10, 10, "year")),
+    ("It's been 5 years since I moved here.", (5, 5, "year")),
+    ("It has been about three weeks since the surgery.", (3, 3, "week")),
 ])
 def test_lengths_of_our_own(text, duration):
     assert read_event_time(text, WED).time.duration == duration
+
+
+@pytest.mark.parametrize("text, year", [
+    ("I've been practising art since 2016.", 2016),  # a year at the end of a sentence, its full stop after it
+    ("We moved to Boston in 2015.", 2015),
+    ("It was 2019. Everything changed.", None),  # a bare year is latent: not an event time on its own
+])
+def test_a_year_before_a_full_stop_is_read(text, year):
+    got = read_event_time(text, WED).time
+    assert (got and got.start.year) == year
 
 
 def test_a_length_gives_way_to_the_when():

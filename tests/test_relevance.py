@@ -165,3 +165,24 @@ def test_training_command_writes_a_loadable_model_with_its_card_and_resumes(loco
     (out / "examples" / "4.json").write_text("[]")  # a conversation without questions is named
     with pytest.raises(DataError, match=r"conversations \['4'\]"):
         memory_relevance.main(argv)
+
+
+def test_memory_commands_take_a_relevance_model(tmp_path, tiny_backbone, capsys):
+    from test_live_command import write_log
+
+    from retrieval.memory import live, temporal_memory
+
+    train = synthetic("a") + synthetic("b", seed=1)
+    model = RelevanceModel.fit(np.concatenate([e.x for e in train]), np.concatenate([e.y for e in train]))
+    folder = model.save(tmp_path / "relevance")
+    log, memory_dir = write_log(tmp_path / "log.jsonl"), tmp_path / "memory"
+    assert live.main(["import", str(log), "--memory", str(memory_dir), "--encoder", tiny_backbone]) == 0
+    capsys.readouterr()
+    question = "What did Ann say about the beagle?"
+    assert live.main(["ask", "--memory", str(memory_dir), "--relevance", str(folder), question, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows and all(0 <= r["score"] <= 1 for r in rows)  # the model's probabilities, not the fused scores
+    assert temporal_memory.main(["ask", "--log", str(log), "--encoder", tiny_backbone, "--cache-dir", "",
+                                 "--relevance", str(folder), question]) == 0
+    assert live.main(["ask", "--memory", str(memory_dir), "--relevance", str(tmp_path / "none"), question]) == 2
+    assert "no relevance model here" in capsys.readouterr().err

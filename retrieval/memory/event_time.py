@@ -12,7 +12,8 @@ March") reads forward, a story ("the race was on the 5th") back.
   ("unresolved: ...") and counted (:func:`event_counts`), as is a time word the grammar does not read at all.
   Vague phrases ("recently", "a while ago", "in the next few weeks") get no interval either (noted "vague"); "a few
   years ago" gets a fuzzy span, never a precise date ("a few": 2 to 5 units, "a couple": 2 to 3).
-- A length ("for 4 years", "7 years now", "since 2016", "for the past few months") dates the start of what it
+- A length ("for 4 years", "7 years now", "since 2016", "for a decade", "it's been 5 years since", "for the past few
+  months") dates the start of what it
   measures in the length's unit (4 years back: that year) and keeps the length (``duration``).
 - When an utterance holds several expressions, the first that resolves to an interval is its event time, except
   that a phrase naming the day it was said ("today", "this morning") gives way to any other, and a length ("for 2
@@ -44,6 +45,9 @@ GRAINS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", 
 _FOR = re.compile(r"\bfor\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+|the\s+(?:last|past)\s+)?$")
 _NOW = re.compile(r"^\s*(?:now|already|and\s+counting|so\s+far)\b")
 _GAP = re.compile(r"\b(?:in|been|for)\s+$")  # "we haven't spoken in a few weeks": a gap, no anchor
+# "it's been 5 years since I moved here": a length up to the day it was said, its start the event after "since"
+_BEEN = re.compile(r"\bbeen\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?$")
+_SINCE = re.compile(r"^\s*since\b")
 
 
 @dataclass(frozen=True)
@@ -196,20 +200,25 @@ def _length(m: Mention, d: V.Duration, before: str, after: str, said: datetime) 
     """"for 4 years", "7 years now": the start, that many units back, and the length; a gap without an anchor
     ("in a few weeks", "been a couple of days") is vague; any other bare length says nothing of when."""
     unit, n = d.parts[0]
+    fuzzy = d.fuzzy
+    if unit == "decade":  # "for a decade", "a couple of decades now": in years
+        unit, n, fuzzy = "year", 10 * n, fuzzy and (10 * fuzzy[0], 10 * fuzzy[1])
     if len(d.parts) != 1 or unit not in ("day", "week", "month", "year"):
         return None
-    low, high = d.fuzzy or (int(n), int(n))
-    lead, trail = _FOR.search(before), _NOW.match(after)
+    low, high = fuzzy or (int(n), int(n))
+    # "it's been 5 years since": a length; "it's been a couple of days since we chatted" stays a vague gap
+    lead = _FOR.search(before) or (_BEEN.search(before) if _SINCE.match(after) and not fuzzy else None)
+    trail = _NOW.match(after)
     if lead or trail:
         phrase = (lead.group(0) if lead else "") + m.text + (trail.group(0) if trail else "")
-        if d.fuzzy:
+        if fuzzy:
             first = _units_back(said, unit, high)[0]
             last = cal.floor(said.replace(tzinfo=None), "day")
             return EventTime(*_aware((first, last), said), "fuzzy", phrase, "fuzzy_length", (low, high, unit),
                              note=f"{phrase!r}: a length of {low} to {high} {unit}s up to the day it was said")
         span = _aware(_units_back(said, unit, int(n)), said)
         return EventTime(*span, unit, phrase, "duration", (int(n), int(n), unit))
-    if d.fuzzy and _GAP.search(before):
+    if fuzzy and _GAP.search(before):
         return "vague"
     return None
 

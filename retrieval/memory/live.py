@@ -42,10 +42,12 @@ from retrieval.llm.base import LLMBackend
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.memory_folder import MemoryFolder
+from retrieval.memory.relevance.rerank import second_stage
 from retrieval.memory.result_print import print_result
 from retrieval.memory.snapshot import newest_readable
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.temporal_result import TemporalResult
+from retrieval.memory.when_answer import EVIDENCE_RULE
 
 
 @dataclass(kw_only=True)
@@ -58,6 +60,8 @@ class MemoryArguments:
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
     precision: str = option("fp32", "encoder precision of a new memory (bf16: weights cast, about 3x faster on a "
                             "CPU with bf16 units); an existing memory uses its own", choices=PRECISIONS)
+    relevance: str | None = option(None, "ask and chat: a relevance model folder (python -m train.memory_relevance) "
+        "that re-ranks and cuts the content ranking's candidates (default: none, the hand-tuned margin cut)")
 
 
 @dataclass(kw_only=True)
@@ -124,8 +128,10 @@ def recover(args: RecoverArguments) -> tuple[TemporalMemory, int, Path]:
 
 
 def open_memory(args: MemoryArguments) -> TemporalMemory:
+    relevance, evidence_rule = second_stage(args.relevance, EVIDENCE_RULE)
     return TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
-                               precision=args.precision, store=args.store)
+                               precision=args.precision, store=args.store, relevance=relevance,
+                               evidence_rule=evidence_rule)
 
 
 def session_of_last(memory: TemporalMemory) -> int | None:

@@ -91,18 +91,18 @@ def cy(m):
         datetime(yr, 1, 1), "year") if yr % 100 == y else None, "year"), period="century", kind="year")
 
 
-@G.rule("year range", lit(rf"({YEAR4})\s*[-~]\s*({YEAR4})(?![\d:/.\-])"))
+@G.rule("year range", lit(rf"({YEAR4})\s*[-~]\s*({YEAR4})(?![\d:/\-]|\.\d)"))
 def year_range(m):
     return Range(start=year_time(int(m[1])), end=year_time(int(m[2])), kind="span")
 
 
-@G.rule("bare year", lit(r"=?((?:1\d|2\d)\d{2})(?![\d:/.\-]|\s*(?:am|pm|a\.m|p\.m)\b)"))
+@G.rule("bare year", lit(r"=?((?:1\d|2\d)\d{2})(?![\d:/\-]|\.\d|\s*(?:am|pm|a\.m|p\.m)\b)"))
 def bare_year(m):
     return year_time(int(m[1]), latent=True)
 
 
 @G.rule("in year", words("in", "during", "of", "for", "throughout", "since", "fiscal", "calendar", "by"),
-        lit(rf"({YEAR4})(?![\d:/.\-])"))
+        lit(rf"({YEAR4})(?![\d:/\-]|\.\d)"))
 def in_year(_, m):
     return year_time(int(m[1]))
 
@@ -299,7 +299,7 @@ def nth_of_month(m, month):
 
 @G.rule("weekday the n", Of(lambda v: is_recurring(v) and v.kind == "weekday" and not isinstance(v.series,
                                                                                                  S.NthWithin)),
-        optional(",", "the"), lit(rf"({DOM}){ORD}?(?![\d:/.\-]|\s*(?:am|pm|a\.m|p\.m|days?|weeks?|months?|years?|"
+        optional(",", "the"), lit(rf"({DOM}){ORD}?(?![\d:/\-]|\.\d|\s*(?:am|pm|a\.m|p\.m|days?|weeks?|months?|years?|"
                                  r"hours?|minutes?|o'?clock)\b)"))
 def weekday_the_n(wd, _, m):
     day = day_of_month(int(m[1]))
