@@ -74,7 +74,9 @@ def shown_path(path: str | Path) -> str:
 
 
 def commit() -> dict:
-    """The checkout's commit and whether its tracked files had changes (None outside a git checkout)."""
+    """The checkout's commit and how many of its tracked files had changes (None outside a git checkout), not
+    counting the results files themselves (``results/``: an earlier evaluation of the same ``make results`` run
+    writes them; they are outputs, not code or settings)."""
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30)
@@ -83,7 +85,7 @@ def commit() -> dict:
         return done.stdout.strip() if done.returncode == 0 else None
 
     head = git("rev-parse", "HEAD")
-    changes = git("status", "--porcelain", "--untracked-files=no")
+    changes = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     return {"commit": head, "changed_files": None if changes is None else len(changes.splitlines())}
 
 

@@ -48,7 +48,9 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl, run_cli
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.live import import_log
+from retrieval.memory.relevance.rerank import second_stage
 from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.when_answer import EVIDENCE_RULE
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +70,8 @@ class TrialArguments:
     engines: list[str] = option(list(ENGINES), "file: the log read as ask --log reads it; living: imported into a "
                                 "new living memory as ctbls memory import does", choices=ENGINES)
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
+    relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance; trained on the "
+        "open data, never on a trial chat): both memories re-rank and cut with it (default: the hand-tuned cut)")
     output: str | None = option(None, "write every question's answer and verdict as JSON here")
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
 
@@ -116,10 +120,12 @@ def verdict(key: dict, result, positions: dict[str, int]) -> tuple[str, dict]:
     return ("partly" if hit else "wrong"), seen
 
 
-def open_engine(engine: str, chat: str, encoder, scratch: Path) -> TemporalMemory:
+def open_engine(engine: str, chat: str, encoder, scratch: Path, relevance: str | None = None) -> TemporalMemory:
+    second, rule = second_stage(relevance, EVIDENCE_RULE)
     if engine == "file":
-        return TemporalMemory.from_file(chat, encoder=encoder, cache_dir=None)
-    memory = TemporalMemory.open(scratch / "living", encoder=encoder, create=True)
+        return TemporalMemory.from_file(chat, encoder=encoder, cache_dir=None, relevance=second, evidence_rule=rule)
+    memory = TemporalMemory.open(scratch / "living", encoder=encoder, create=True, relevance=second,
+                                 evidence_rule=rule)
     import_log(memory, load_log(chat), progress=False, where=Path(chat).name)
     return memory
 
@@ -170,11 +176,11 @@ def run(args: TrialArguments) -> dict:
     unknown = sorted(named - set(positions))
     if unknown:
         raise DataError(f"{args.questions}: keys name turns the chat does not have: {unknown[:10]}")
-    report = {"chat": args.chat, "questions": args.questions, "turns": len(utterances),
+    report = {"chat": args.chat, "relevance": args.relevance, "questions": args.questions, "turns": len(utterances),
               "sessions": len({u.session for u in utterances}), "engines": {}}
     with tempfile.TemporaryDirectory(prefix="ctbls-trial-") as scratch:
         for engine in args.engines:
-            memory = open_engine(engine, args.chat, encoder, Path(scratch))
+            memory = open_engine(engine, args.chat, encoder, Path(scratch), args.relevance)
             answers = ask_all(memory, questions, positions)
             memory.close()
             report["engines"][engine] = {"summary": tally(answers, questions), "answers": answers}

@@ -161,10 +161,12 @@ def test_training_command_writes_a_loadable_model_with_its_card_and_resumes(loco
     with working_directory(tmp_path):
         for block in python_blocks(card):  # the card's snippet runs as written
             exec(block.replace(str(out), str(out)), {})
-    (out / "relevance.json").unlink()
-    (out / "examples" / "4.json").write_text("[]")  # a conversation without questions is named
+    cached = json.loads((out / "examples" / "4.json").read_text())
+    (out / "examples" / "4.json").write_text(json.dumps({**cached, "examples": []}))  # resumed: read, not redone
     with pytest.raises(DataError, match=r"conversations \['4'\]"):
         memory_relevance.main(argv)
+    (out / "examples" / "4.json").write_text(json.dumps({"key": {}, "examples": []}))  # another version: redone
+    assert memory_relevance.main(argv) == 0
 
 
 def test_memory_commands_take_a_relevance_model(tmp_path, tiny_backbone, capsys):

@@ -6,7 +6,8 @@ the open data's questions and the rows that answer them.
 
 The examples (:mod:`retrieval.memory.relevance_examples`: LoCoMo categories 1-4 with their evidence turns,
 Zyphra's time+content questions with their rows) are extracted per conversation into ``OUTPUT_DIR/examples/`` as
-they are done, so a run stopped half-way resumes from the conversations it has; the fit itself takes seconds. The
+they are done, each file keyed by what it depends on (the features, the encoder, the data, the code), so a run
+stopped half-way resumes from the conversations it has and never reuses another version's; the fit takes seconds. The
 model's cut (a probability) is chosen by inner leave-conversations-out folds over the training conversations.
 The folder written (``relevance.json`` and a model card) is what ``--relevance`` of the memory's commands loads.
 Figures for conversations the model never saw come from ``--folds K`` of the evaluations (eval.relevance_folds).
@@ -14,6 +15,7 @@ Figures for conversations the model never saw come from ``--folds K`` of the eva
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import sys
@@ -29,6 +31,7 @@ from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import DataError, run_cli
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.relevance.example import Example
+from retrieval.memory.relevance.features import FEATURES
 from retrieval.memory.relevance.folds import INNER_FOLDS, C, fit_with_cut
 from retrieval.memory.relevance.model import RelevanceModel
 from retrieval.memory.relevance_examples import available_conversations, conversation_key, examples
@@ -64,21 +67,40 @@ def example_from_json(d: dict) -> Example:
                    int(d["k"]), bool(d["cut"]), bool(d["asks_when"]))
 
 
+def extraction_key(args: MemoryRelevanceArguments, encoder) -> dict:
+    """What a conversation's examples depend on: the features, the encoder, the data files (size and time) and the
+    code that reads questions and utterances (a digest of retrieval/memory/ and retrieval/timex/): a cached file with
+    another key is extracted again, so a resumed run never mixes examples of two versions."""
+    root = Path(__file__).resolve().parents[1] / "retrieval"
+    digest = hashlib.sha256()
+    for path in sorted([*(root / "memory").rglob("*.py"), *(root / "timex").rglob("*.py")]):
+        digest.update(path.read_bytes())
+    data = {}
+    for name in (args.locomo, args.zyphra_dir):
+        if name and Path(name).exists():
+            stat = Path(name).stat()
+            data[str(name)] = [stat.st_size, int(stat.st_mtime)]
+    return {"features": list(FEATURES), "encoder": encoder.identity, "data": data, "code": digest.hexdigest()[:16]}
+
+
 def cached_examples(args: MemoryRelevanceArguments, keys: Sequence[str] | None, encoder) -> list[Example]:
     """Every training conversation's examples (``keys``; None: every one the sources hold), read from ``examples/``
-    where an earlier run wrote them, else extracted and written there (one file per conversation, atomically)."""
+    where an earlier run of the same :func:`extraction_key` wrote them, else extracted and written there (one file
+    per conversation, atomically)."""
     keys = list(keys) if keys is not None else available_conversations(args.locomo or None, args.zyphra_dir or None)
     folder = Path(args.output_dir) / "examples"
     folder.mkdir(parents=True, exist_ok=True)
+    run_key = json.loads(json.dumps(extraction_key(args, encoder)))
     got: dict[str, list[Example]] = {}
     for key in keys:
         path = folder / f"{key}.json"
-        if path.is_file():
-            got[key] = [example_from_json(d) for d in json.loads(path.read_text(encoding="utf-8"))]
+        cached = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if isinstance(cached, dict) and cached.get("key") == run_key:
+            got[key] = [example_from_json(d) for d in cached["examples"]]
             continue
         fresh = examples(encoder, args.locomo or None, args.zyphra_dir or None, args.cache_dir or None, only=[key])
         got[key] = fresh.get(key, [])
-        write_json(path, [example_json(e) for e in got[key]])
+        write_json(path, {"key": run_key, "examples": [example_json(e) for e in got[key]]})
     missing = sorted(k for k, v in got.items() if not v)
     if missing:
         raise DataError(f"no questions for conversations {missing} in the data given")
