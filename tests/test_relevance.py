@@ -188,3 +188,9 @@ def test_memory_commands_take_a_relevance_model(tmp_path, tiny_backbone, capsys)
                                  "--relevance", str(folder), question]) == 0
     assert live.main(["ask", "--memory", str(memory_dir), "--relevance", str(tmp_path / "none"), question]) == 2
     assert "no relevance model here" in capsys.readouterr().err
+
+
+def test_a_conversation_only_one_source_holds_is_no_error(by_conversation, encoder, locomo_file, data_dir):
+    from retrieval.memory.relevance_examples import zyphra_examples
+
+    assert zyphra_examples(data_dir / "zyphra_temporal", encoder, only=["30"]) == {}  # LoCoMo's conv-30: no log

@@ -89,6 +89,8 @@ def zyphra_examples(zyphra_dir: str | Path, encoder: Encoder, cache_dir: str | N
     """Every Zyphra log's time+content examples (or only those of the ``only`` conversation keys)."""
     paths = log_paths(zyphra_dir)
     logs = [log for log in paths if only is None or conversation_key(log) in only]
+    if not logs:  # none of the conversations asked for is a Zyphra log
+        return {}
     questions = [q for q in read_questions(zyphra_dir, set(logs)) if q.kind == "time+content"]
     out: dict[str, list[Example]] = {}
     for log in logs:
