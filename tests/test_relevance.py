@@ -194,3 +194,19 @@ def test_a_conversation_only_one_source_holds_is_no_error(by_conversation, encod
     from retrieval.memory.relevance_examples import zyphra_examples
 
     assert zyphra_examples(data_dir / "zyphra_temporal", encoder, only=["30"]) == {}  # LoCoMo's conv-30: no log
+
+
+def test_the_service_asks_every_memory_with_its_relevance_model(tmp_path, encoder):
+    from retrieval.service.registry import MemoryRegistry
+
+    train = synthetic("a") + synthetic("b", seed=1)
+    folder = RelevanceModel.fit(np.concatenate([e.x for e in train]),
+                                np.concatenate([e.y for e in train])).save(tmp_path / "relevance")
+    registry = MemoryRegistry(tmp_path / "service", encoder, max_open=1, relevance=str(folder))
+    first, key = registry.create("a")
+    registry.create("b")  # closes the first (one open at a time): it is reopened below with the same settings
+    with registry.use(first, key) as memory:
+        assert isinstance(memory.relevance, Reranker) and memory.evidence_rule == "top"
+    registry.close()
+    with pytest.raises(DataError, match="no relevance model here"):
+        MemoryRegistry(tmp_path / "service2", encoder, relevance=str(tmp_path / "none"))

@@ -38,7 +38,9 @@ from pathlib import Path
 
 from models.dual_encoder import DualEncoder
 from retrieval.memory.folder_lock import MemoryInUseError
+from retrieval.memory.relevance.rerank import second_stage
 from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.when_answer import EVIDENCE_RULE
 
 REGISTRY = "registry.sqlite"
 # memories held open at once (each holds its rows in memory, and on PostgreSQL a connection: the server's default
@@ -72,8 +74,10 @@ class MemoryRegistry:
     """The root's memories: make one, check a key, hold a memory open for a request."""
 
     def __init__(self, root: str | Path, encoder: DualEncoder, tz: str | None = None, store: str | None = None,
-                 max_open: int = MAX_OPEN):
+                 max_open: int = MAX_OPEN, relevance: str | None = None):
         self.root, self.encoder, self.tz, self.store, self.max_open = Path(root), encoder, tz, store, max_open
+        # every memory's second stage and evidence rule: a relevance model folder's, or the hand-tuned ranking's
+        self.relevance, self.evidence_rule = second_stage(relevance, EVIDENCE_RULE)
         self._lock = threading.Lock()  # the registry's own state: rows, open memories
         self._open: OrderedDict[str, tuple[TemporalMemory, threading.Lock]] = OrderedDict()  # least recent first
         if store is not None:
@@ -127,11 +131,13 @@ class MemoryRegistry:
             folder = PostgresMemory.create(self.store, memory_id, self.encoder, tz=tz or self.tz, name=name,
                                            key_hash=key_hash(key))
             with self._lock:
-                self._open[memory_id] = (TemporalMemory.wrap(folder), threading.Lock())
+                memory = TemporalMemory.wrap(folder, relevance=self.relevance, evidence_rule=self.evidence_rule)
+                self._open[memory_id] = (memory, threading.Lock())
                 self._close_idle(keep=memory_id)
             return memory_id, key
         with self._lock:
-            memory = TemporalMemory.open(self.root / memory_id, encoder=self.encoder, create=True, tz=tz or self.tz)
+            memory = TemporalMemory.open(self.root / memory_id, encoder=self.encoder, create=True, tz=tz or self.tz,
+                                         relevance=self.relevance, evidence_rule=self.evidence_rule)
             self.db.execute("INSERT INTO memories VALUES (?, ?, ?, ?)",
                             (memory_id, name, key_hash(key), datetime.now(timezone.utc).isoformat()))
             self._open[memory_id] = (memory, threading.Lock())
@@ -179,8 +185,9 @@ class MemoryRegistry:
         with self._lock:
             if memory_id not in self._open:
                 try:
-                    memory = TemporalMemory.open(memory_id, encoder=self.encoder, store=self.store) if self.store \
-                        else TemporalMemory.open(self.root / memory_id, encoder=self.encoder)
+                    memory = TemporalMemory.open(memory_id if self.store else self.root / memory_id,
+                                                 encoder=self.encoder, store=self.store, relevance=self.relevance,
+                                                 evidence_rule=self.evidence_rule)
                 except lost as e:
                     raise StoreUnavailable(f"memory {memory_id!r}: its database is unavailable ({e})") from e
                 except MemoryInUseError as e:  # another service process holds it: its requests go there
