@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from retrieval.data.jsonio import DataError
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR
 from retrieval.memory.relevance.folds import assign_folds, fold_models
 from retrieval.memory.relevance.model import RelevanceModel
@@ -25,10 +26,11 @@ logger = logging.getLogger("eval.relevance_folds")
 def fold_relevance(k: int, encoder, locomo: str | Path | None = LOCOMO_FILE, zyphra_dir: str | Path | None = ZYPHRA_DIR,
                    cache_dir: str | None = None) -> dict[str, RelevanceModel]:
     """Conversation key -> the relevance model of the fold that holds it out, from ``k`` folds over every conversation
-    of both sources (a source that is missing is left out)."""
-    locomo = locomo if locomo and Path(locomo).is_file() else None
-    zyphra_dir = zyphra_dir if zyphra_dir and Path(zyphra_dir).is_dir() else None
-    by_conversation = examples(encoder, locomo, zyphra_dir, cache_dir)
+    of both sources (None or '' leaves a source out; one named but missing is a DataError naming it)."""
+    for name, where, there in (("--locomo", locomo, Path.is_file), ("--zyphra-dir", zyphra_dir, Path.is_dir)):
+        if where and not there(Path(where)):
+            raise DataError(f"{name} {where}: not found (pass {name} '' to train the folds without it)")
+    by_conversation = examples(encoder, locomo or None, zyphra_dir or None, cache_dir)
     folds = assign_folds(list(by_conversation), k)
     logger.info("relevance folds: %s", {f: sorted(c for c, g in folds.items() if g == f) for f in range(k)})
     return fold_models(by_conversation, folds)
@@ -38,8 +40,9 @@ def with_relevance(memory: TemporalMemory, model: RelevanceModel, evidence_rule:
                    ) -> TemporalMemory:
     """The same memory (table, planner, first stage) with ``model`` as its second stage, its when-answers from the
     ``evidence_rule`` (default: the model's best row)."""
-    return TemporalMemory(memory.table, memory.planner, memory.rewrite, memory.llm_rewriter, memory.ranker,
-                          memory.fusion, memory.cut, memory.prior, evidence_rule, memory.folder,
+    return TemporalMemory(memory.table, planner=memory.planner, rewrite=memory.rewrite,
+                          llm_rewriter=memory.llm_rewriter, ranker=memory.ranker, fusion=memory.fusion,
+                          cut=memory.cut, prior=memory.prior, evidence_rule=evidence_rule, folder=memory.folder,
                           relevance=Reranker(model))
 
 

@@ -210,3 +210,12 @@ def test_the_service_asks_every_memory_with_its_relevance_model(tmp_path, encode
     registry.close()
     with pytest.raises(DataError, match="no relevance model here"):
         MemoryRegistry(tmp_path / "service2", encoder, relevance=str(tmp_path / "none"))
+
+
+def test_folds_name_a_source_that_is_missing(tmp_path, encoder, locomo_file):
+    from eval.relevance_folds import fold_relevance
+
+    with pytest.raises(DataError, match="--zyphra-dir .*not found"):
+        fold_relevance(2, encoder, locomo_file, tmp_path / "no_zyphra")
+    models = fold_relevance(2, encoder, locomo_file, "")  # '' leaves the source out
+    assert sorted(models) == ["1", "2", "3", "4"]

@@ -20,7 +20,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +28,11 @@ import numpy as np
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.jsonio import DataError, run_cli
+from retrieval.data.jsonio import DataError, read_json, run_cli
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.relevance.example import Example
 from retrieval.memory.relevance.features import FEATURES
 from retrieval.memory.relevance.folds import INNER_FOLDS, C, fit_with_cut
-from retrieval.memory.relevance.model import RelevanceModel
 from retrieval.memory.relevance_examples import available_conversations, conversation_key, examples
 from train.relevance_card import model_card
 
@@ -94,7 +93,7 @@ def cached_examples(args: MemoryRelevanceArguments, keys: Sequence[str] | None, 
     got: dict[str, list[Example]] = {}
     for key in keys:
         path = folder / f"{key}.json"
-        cached = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        cached = read_json(path) if path.is_file() else None
         if isinstance(cached, dict) and cached.get("key") == run_key:
             got[key] = [example_from_json(d) for d in cached["examples"]]
             continue
@@ -115,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     encoder = load_encoder(args.encoder)
     train = cached_examples(args, keys, encoder)
     model = fit_with_cut(train, args.inner_folds, args.c)
-    model = RelevanceModel(**{**model.__dict__, "training": {**model.training, "encoder": encoder.identity}})
+    model = replace(model, training={**model.training, "encoder": encoder.identity})
     folder = model.save(args.output_dir, model_card(model, args))
     write_config(args)
     print(f"relevance model: {model.training['questions']} questions of conversations "

@@ -13,7 +13,6 @@ threshold with the best mean F2 of the questions whose plan cuts, whichever has 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 
 import numpy as np
 
@@ -92,8 +91,7 @@ def fit_with_cut(examples: Sequence[Example], inner_folds: int = INNER_FOLDS, c:
                 "candidate_rows": int(sum(len(e.ids) for e in examples)), "c": c,
                 "inner_folds": len(set(inner.values())),
                 "inner_f2_by_cut": inner_f2, "cut_questions": sum(e.cut for e in examples)}
-    model = RelevanceModel.fit(*stacked(examples), c=c, threshold=threshold, training=training)
-    return RelevanceModel(**{**asdict(model), "cut": rule})
+    return RelevanceModel.fit(*stacked(examples), c=c, threshold=threshold, cut=rule, training=training)
 
 
 def fold_models(by_conversation: Mapping[str, Sequence[Example]], folds: Mapping[str, int],

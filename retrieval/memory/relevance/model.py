@@ -15,14 +15,13 @@ choice can be made inside folds. The folder is plain JSON (no pickle): it loads 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from retrieval.atomic import write_json, write_text
-from retrieval.data.jsonio import DataError
+from retrieval.data.jsonio import DataError, read_json
 from retrieval.memory.relevance.features import CANDIDATES, FEATURES
 
 MODEL_FILE = "relevance.json"
@@ -65,9 +64,10 @@ class RelevanceModel:
         return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
 
     @classmethod
-    def fit(cls, x: np.ndarray, y: np.ndarray, c: float = 1.0, threshold: float = 0.5,
+    def fit(cls, x: np.ndarray, y: np.ndarray, c: float = 1.0, threshold: float = 0.5, cut: str = "expected_f2",
             training: dict | None = None) -> RelevanceModel:
-        """Fit on rows ``x`` and labels ``y`` (1: evidence); ``c``: the inverse L2 strength."""
+        """Fit on rows ``x`` and labels ``y`` (1: evidence); ``c``: the inverse L2 strength; ``cut`` and
+        ``threshold``: how a cut is made (:meth:`kept`)."""
         from sklearn.linear_model import LogisticRegression
 
         if len(set(y.tolist())) < 2:
@@ -75,7 +75,7 @@ class RelevanceModel:
         mean, scale = x.mean(axis=0), x.std(axis=0)
         scale[scale == 0] = 1.0
         lr = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, y)
-        return cls(mean.tolist(), scale.tolist(), lr.coef_[0].tolist(), float(lr.intercept_[0]), threshold,
+        return cls(mean.tolist(), scale.tolist(), lr.coef_[0].tolist(), float(lr.intercept_[0]), threshold, cut,
                    training=training or {})
 
     def kept(self, p: np.ndarray, k: int, min_rows: int = 1) -> np.ndarray:
@@ -103,8 +103,8 @@ class RelevanceModel:
         if not path.is_file():
             raise DataError(f"{path}: no relevance model here (train one: python -m train.memory_relevance)")
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raw = read_json(path)
+        except (DataError, OSError, UnicodeDecodeError) as e:
             raise DataError(f"{path}: not a relevance model ({e})") from e
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise DataError(f"{path}: relevance model format {raw.get('format') if isinstance(raw, dict) else None}"
