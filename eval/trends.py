@@ -36,15 +36,19 @@ import numpy as np
 import pandas as pd
 
 from eval.planted_topics import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, plant_topics
+from eval.relevance_folds import fold_relevance, model_for
 from eval.report import run_cli
 from eval.results import Headline, write_results
+from eval.trend_metrics import count_metrics, decision_metrics, summarise
 from retrieval.atomic import save_with, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
-from retrieval.data.paths import data_dir_option, default_cache_dir
+from retrieval.data.paths import LOCOMO_FILE, data_dir_option, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
+from retrieval.memory.relevance.rerank import Reranker
 from retrieval.search.cached_index import cached_index
 from retrieval.trends.analysis import PERIOD_COLUMN, enumerate_periods, topic_scores
+from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
 from retrieval.trends.relevance import (
     binary_search_boundary,
     confirm_stratified,
@@ -77,30 +81,6 @@ def export_documents(table: ConversationTable, truth: dict[int, str], path: str 
                         "timestamp": frame["timestamp"].map(lambda t: t.isoformat()), "source": frame["speaker"],
                         "session": frame["session"], "truth": [truth.get(i, "") for i in frame.index]})
     save_with(lambda partial: out.to_csv(partial, index=False), path)
-
-
-# ---- metrics --------------------------------------------------------------------------------------------------
-def count_metrics(estimated: Sequence[float], true: Sequence[float]) -> dict[str, float | None]:
-    """MAE and bias of per-period counts, and Pearson / Spearman of the two series (None when either is constant)."""
-    from scipy.stats import pearsonr, spearmanr
-
-    est, tru = np.asarray(estimated, dtype=float), np.asarray(true, dtype=float)
-    out: dict[str, float | None] = {"mae": float(np.abs(est - tru).mean()), "bias": float((est - tru).mean())}
-    varied = len(est) > 2 and np.ptp(est) > 0 and np.ptp(tru) > 0
-    out["pearson"] = float(pearsonr(est, tru).statistic) if varied else None
-    out["spearman"] = float(spearmanr(est, tru).statistic) if varied else None
-    return out
-
-
-def decision_metrics(selected: set, relevant: set, near_misses: set, n_real: int) -> dict[str, float | int]:
-    """Document-level precision / recall of a relevance decision, where its false positives come from, and the
-    share of the ``n_real`` unplanted utterances that pass (what the null threshold's alpha promises to bound)."""
-    tp = len(selected & relevant)
-    fp = selected - relevant
-    fp_other = len(fp - near_misses)
-    return {"precision": tp / len(selected) if selected else 0.0, "recall": tp / len(relevant) if relevant else 1.0,
-            "fp_near_miss": len(fp & near_misses), "fp_other": fp_other, "fn": len(relevant - selected),
-            "real_pass_rate": fp_other / n_real if n_real else 0.0}
 
 
 # ---- one log --------------------------------------------------------------------------------------------------
@@ -218,23 +198,44 @@ def llm_confirmation(table: ConversationTable, topic: str, scores: pd.Series, re
             "true_relevant": len(relevant), "counts": counts}
 
 
+def fold_trend_relevance(args, encoder, folder: Path, cal_table: ConversationTable, cal_truth: dict[int, str]
+                         ) -> dict:
+    """The fold models of every open conversation, and how their probabilities count, chosen on the calibration log
+    (planted with the calibration frames, scored by its own held-out model): the probability cut with the lowest
+    mean monthly count error over the topics, then the rule (a cut, or the probabilities summed) with the lower."""
+    models = fold_relevance(args.folds, encoder, args.locomo or None, folder.parent, args.cache_dir or None)
+    reranker = Reranker(model_for(models, args.calibration_log))
+    calibration = []
+    for topic, spec in TOPICS.items():
+        p = model_probabilities(cal_table, spec["query"], reranker, cal_table.frame)
+        calibration.append((p, {i for i, t in cal_truth.items() if t == topic}))
+
+    def monthly_mae(rule: str, cut: float) -> float:
+        return float(np.mean([evaluate_counts(cal_table, {"w": count_weights(p, rule, cut)}, p, relevant, ["month"],
+                                              1, 1)["month"]["w"]["mae"] for p, relevant in calibration]))
+
+    pooled = np.concatenate([p.to_numpy() for p, _ in calibration])
+    cuts = sorted({0.5, *np.quantile(pooled[pooled > 0], np.linspace(0.5, 0.995, 60)).round(4).tolist()})
+    errors = {cut: monthly_mae("count", cut) for cut in cuts}
+    cut = min(cuts, key=lambda c: (errors[c], abs(c - 0.5)))
+    by_rule = {"count": errors[cut], "expected": monthly_mae("expected", cut)}
+    rule = min(COUNT_RULES, key=lambda r: by_rule[r])
+    print(f"relevance on calibration log {args.calibration_log}: rule {rule}, probability cut {cut:.4f} (monthly MAE "
+          f"{by_rule['count']:.2f} at that cut, {errors.get(0.5, float('nan')):.2f} at 0.5; {by_rule['expected']:.2f} "
+          "summing the probabilities)", flush=True)
+    return {"models": models, "rule": rule, "cut": cut, "calibration_mae": by_rule}
+
+
+def relevance_weights(relevance: dict, log_id: str, table: ConversationTable, topic: str) -> dict[str, pd.Series]:
+    """``relevance`` (the rule and cut chosen on the calibration log) and ``relevance@OTHER`` weights of one topic
+    over one log; ``relevance@0.5``: the count at the probability cut 0.5."""
+    p = model_probabilities(table, topic, Reranker(model_for(relevance["models"], log_id)), table.frame)
+    out = {("relevance" if rule == relevance["rule"] else f"relevance@{rule}"): count_weights(p, rule, relevance["cut"])
+           for rule in COUNT_RULES}
+    return out | {"relevance@0.5": count_weights(p, "count", 0.5)}
+
+
 # ---- the command ----------------------------------------------------------------------------------------------
-def summarise(rows: list[dict]) -> dict:
-    """Mean metrics per period granularity and method over (log, topic) rows."""
-    summary: dict = {}
-    for period in sorted({r["period"] for r in rows}):
-        summary[period] = {}
-        for method in dict.fromkeys(r["method"] for r in rows if r["period"] == period):
-            sel = [r for r in rows if r["period"] == period and r["method"] == method]
-            pear = [r["pearson"] for r in sel if r["pearson"] is not None]
-            spear = [r["spearman"] for r in sel if r["spearman"] is not None]
-            summary[period][method] = {
-                "mae": float(np.mean([r["mae"] for r in sel])), "bias": float(np.mean([r["bias"] for r in sel])),
-                "pearson": float(np.mean(pear)) if pear else None, "spearman": float(np.mean(spear)) if spear else None,
-                "n": len(sel), "n_correlation_defined": len(pear)}
-    return summary
-
-
 @dataclass
 class TrendsEvalArguments:
     """Trend counts against topics planted at known rates into real conversation logs."""
@@ -259,6 +260,10 @@ class TrendsEvalArguments:
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
     export_docs: str | None = option(None, "also write the first log, planted, as a CSV of documents (a demo input "
         "for python -m retrieval.trends.analysis; its 'truth' column holds the planted label)")
+    folds: int | None = option(None, "also count with the memory's learned relevance model (retrieval.trends."
+        "model_relevance), each log by the model of the leave-conversations-out fold that never saw it; its count "
+        "rule chosen on the calibration log (eval.relevance_folds)")
+    locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON: training data of the --folds models ('' for Zyphra only)")
 
     def __post_init__(self) -> None:
         if self.calibration_log in self.logs:
@@ -282,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ref_table = build_table([u for u in cal_utts if not u.turn_id.startswith("planted:")], encoder, args.cache_dir)
     reference = {topic: reference_threshold(topic_scores(ref_table, spec["query"]).to_numpy(), NULL_ALPHAS[0]).value
                  for topic, spec in TOPICS.items()}
+    relevance = fold_trend_relevance(args, encoder, folder, cal_table, cal_truth) if args.folds else None
     backend = None
     if args.llm_topics:
         from retrieval.llm import load_backend
@@ -301,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
             scores = topic_scores(table, spec["query"])
             weights, info = decisions_for_topic(scores, relevant, labelled[topic], reference[topic], args.floor_alpha,
                                                 args.seed)
+            if relevance is not None:
+                weights |= relevance_weights(relevance, log_id, table, spec["query"])
             logs[log_id]["topics"][topic].update(info, planted=len(relevant), decisions={
                 name: decision_metrics({i for i, v in w.items() if v >= 0.5}, relevant, near, len(table) - len(truth))
                 for name, w in weights.items() if not name.startswith("oracle")})
@@ -317,6 +325,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     summary = summarise(rows)
     _print_summary(summary, logs, llm_runs)
     result = {"config": vars(args), "encoder": encoder.identity, "labelled_thresholds": labelled,
+              "relevance": relevance and {k: relevance[k] for k in ("rule", "cut", "calibration_mae")},
               "reference_thresholds": reference, "summary": summary,
               "logs": logs, "llm": llm_runs, "rows": rows}
     if args.output:
@@ -349,7 +358,8 @@ def _print_summary(summary: dict, logs: dict, llm_runs: list[dict]) -> None:
         print(f"\nper {period}: mean over (log, topic) of count MAE, bias, Pearson, Spearman (n defined / n)")
         for method, m in methods.items():
             print(f"  {method:18s} MAE {m['mae']:7.2f}  bias {m['bias']:+7.2f}  pearson {_fmt(m['pearson'])}  "
-                  f"spearman {_fmt(m['spearman'])}  ({m['n_correlation_defined']}/{m['n']})")
+                  f"spearman {_fmt(m['spearman'])}  ({m['n_correlation_defined']}/{m['n']})  within 15% "
+                  f"{_fmt(m.get('within_15'))}  total error {_fmt(m.get('total_error'))}")
     dec: dict[str, list] = {}
     for log in logs.values():
         for spec in log["topics"].values():

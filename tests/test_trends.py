@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from eval.trends import count_metrics, plant_topics
+from eval.trend_metrics import count_metrics
+from eval.trends import plant_topics
 from retrieval.data.conversation_log import Utterance
 from retrieval.llm import GenerationResult
 from retrieval.memory.time_resolver import normalise
@@ -187,6 +188,34 @@ def test_empty_periods_show_zero_not_a_gap(docs_file):
     assert table == {"2023-01": (3, 1.0), "2023-02": (0, 0.0), "2023-03": (4, 3.0)}
     assert [s["source_id"] for s in result.periods[2].samples][:1] and result.periods[1].samples == []
     assert len(result.skipped) == 2 and result.topic == "electric cars"
+
+
+def word_overlap_model(folder):
+    """A relevance model that reads one feature: the share of the topic's words a document holds."""
+    from retrieval.memory.relevance.features import FEATURES
+    from retrieval.memory.relevance.model import RelevanceModel
+
+    n = len(FEATURES)
+    coef = [8.0 if f == "overlap_text" else 0.0 for f in FEATURES]
+    return RelevanceModel([0.0] * n, [1.0] * n, coef, -4.0, 0.5).save(folder)
+
+
+@pytest.mark.parametrize("rule", ["count", "expected"])
+def test_the_relevance_model_counts_a_trend(docs_file, tmp_path, rule):
+    config = TrendConfig(period="month", threshold="relevance", relevance=str(word_overlap_model(tmp_path / "m")),
+                         count_rule=rule)
+    result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "Are electric cars growing?", config)
+    got = {p.period: p.n_relevant for p in result.periods}
+    assert result.threshold.method == "relevance" and got["2023-02"] == 0.0
+    if rule == "count":  # the documents that hold both words, and no other
+        assert got == {"2023-01": 1.0, "2023-02": 0.0, "2023-03": 3.0}
+    else:  # every document counts its probability (p = 0.98 with both words, 0.02 without)
+        assert got["2023-03"] == pytest.approx(3 * 0.982 + 0.018, abs=0.01)
+        assert got["2023-01"] == pytest.approx(0.982 + 2 * 0.018, abs=0.01)
+    samples = result.periods[2].samples
+    assert len(samples) == 3 and all(s["score"] > 0.9 for s in samples)  # the samples carry the probabilities
+    with pytest.raises(ValueError, match="needs relevance"):
+        TrendConfig(threshold="relevance")
 
 
 def test_enumerate_periods_covers_the_window():

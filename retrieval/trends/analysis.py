@@ -13,7 +13,8 @@ of the temporal memory (one row per utterance or document, metadata columns, a d
 Command line:
     python -m retrieval.trends.analysis ask --docs FILE "Is the talk about electric cars growing?" \\
         [--period auto|day|week|month|session] [--start 2023-05-01 --end 2023-09-01] [--topic "electric cars"] \\
-        [--threshold null|labelled|fixed] [--confirm none|stratified|binary] [--llm smollm2|none] \\
+        [--threshold null|labelled|fixed|relevance --relevance runs/memory_relevance] \\
+        [--confirm none|stratified|binary] [--llm smollm2|none] \\
         --output-dir runs/trends/cars [--config configs/trends.yaml]
     ctbls trends ask --docs FILE "..." --output-dir DIR       # the same, as a command
 
@@ -36,8 +37,11 @@ from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.data.paths import default_cache_dir
 from retrieval.llm.base import LLMBackend
 from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.relevance.model import RelevanceModel
+from retrieval.memory.relevance.rerank import Reranker
 from retrieval.memory.table_ops import execute
 from retrieval.trends.corpus import Corpus, load_corpus
+from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
 from retrieval.trends.periods import PERIOD_COLUMN, PERIODS, auto_period, enumerate_periods
 from retrieval.trends.question import as_time, parse_trend_question
 from retrieval.trends.relevance import (
@@ -65,9 +69,15 @@ class TrendConfig:
     start: str | None = option(None, "window start, ISO 8601 (default: from the question, else the first document)")
     end: str | None = option(None, "window end (exclusive), ISO 8601")
     now: str | None = option(None, "reference time for relative phrases (default: the last document)")
-    threshold: str = option("null", "how relevance is decided", choices=THRESHOLD_METHODS)
+    threshold: str = option("null", "how relevance is decided (relevance: the memory's learned relevance model, "
+        "with --relevance)", choices=THRESHOLD_METHODS)
+    relevance: str | None = option(None, "for --threshold relevance: a relevance model folder (python -m "
+        "train.memory_relevance)")
+    count_rule: str = option("count", "for --threshold relevance: count the documents at p >= 0.5 (count) or sum "
+        "the probabilities (expected)", choices=COUNT_RULES)
     alpha: float = option(0.01, "null / reference threshold: share of off-topic documents let through")
-    threshold_value: float | None = option(None, "for --threshold fixed")
+    threshold_value: float | None = option(None, "for --threshold fixed; for relevance, the probability a document "
+        "must reach (default 0.5)")
     labelled: str | None = option(None, "for --threshold labelled: JSONL of {text or id, relevant: true|false}")
     reference: str | None = option(None, "for --threshold reference: documents (CSV / JSONL / log) known not to be "
         "about the topic")
@@ -90,6 +100,10 @@ class TrendConfig:
             raise ValueError("threshold 'labelled' needs labelled: a JSONL of {text, relevant}")
         if self.threshold == "reference" and not self.reference:
             raise ValueError("threshold 'reference' needs reference: a file of documents not about the topic")
+        if self.threshold == "relevance" and not self.relevance:
+            raise ValueError("threshold 'relevance' needs relevance: a relevance model folder")
+        if self.threshold == "relevance" and self.confirm != "none":
+            raise ValueError("LLM confirmation works on cosine scores: it cannot follow threshold 'relevance'")
 
 
 def topic_scores(table: ConversationTable, topic: str) -> pd.Series:
@@ -119,6 +133,9 @@ def decide_threshold(config: TrendConfig, scores: pd.Series, corpus: Corpus, top
     table = corpus.table
     if config.threshold == "fixed" and config.threshold_value is not None:  # TrendConfig requires the value
         return Threshold(float(config.threshold_value), "fixed")
+    if config.threshold == "relevance":
+        cut = 0.5 if config.threshold_value is None else float(config.threshold_value)
+        return Threshold(cut, "relevance", {"model": config.relevance, "count_rule": config.count_rule})
     if config.threshold == "null":
         return null_threshold(scores.to_numpy(), config.alpha)
     if config.threshold == "reference" and config.reference:  # and the file
@@ -162,6 +179,10 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     threshold = decide_threshold(config, scores, corpus, query.topic)
     window = scores.loc[rows.index]
     weights = (window >= threshold.value).astype(np.float64)
+    if config.threshold == "relevance" and config.relevance:  # the samples are the most probable ones
+        window = model_probabilities(table, query.topic, Reranker(RelevanceModel.load(config.relevance)), rows)
+        weights = count_weights(window, config.count_rule, 0.5 if config.threshold_value is None else
+                                config.threshold_value)
     confirmation = None
     if config.confirm != "none":
         if backend is None:

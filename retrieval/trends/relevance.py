@@ -16,6 +16,8 @@ Thresholds (all on the cosine between the topic query and each document, higher 
   maximises F1 on them (midway between neighbouring scores). Labels drawn at the corpus's own
   prevalence make that F1 the one that matters for counting.
 - ``fixed``: a value given by the user.
+- ``relevance``: not a cosine threshold: the memory's learned relevance model gives each document a probability of
+  being about the topic, asked session by session (:mod:`retrieval.trends.model_relevance`).
 
 LLM confirmation (``confirm_stratified``) does not assume that relevance is monotone in similarity,
 which the binary search of Temporal Augmented Retrieval (``binary_search_boundary``, kept for
@@ -37,7 +39,9 @@ import numpy as np
 
 from retrieval.llm.base import LLMBackend
 
-THRESHOLD_METHODS = ("null", "reference", "labelled", "fixed")
+# "relevance": the memory's learned relevance model decides instead of a cosine threshold
+# (retrieval.trends.model_relevance; the Threshold then holds its probability cut, 0.5).
+THRESHOLD_METHODS = ("null", "reference", "labelled", "fixed", "relevance")
 DEFAULT_ALPHA = 0.01
 
 
