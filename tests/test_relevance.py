@@ -219,3 +219,25 @@ def test_folds_name_a_source_that_is_missing(tmp_path, encoder, locomo_file):
         fold_relevance(2, encoder, locomo_file, tmp_path / "no_zyphra")
     models = fold_relevance(2, encoder, locomo_file, "")  # '' leaves the source out
     assert sorted(models) == ["1", "2", "3", "4"]
+
+
+def test_the_page_asks_with_the_relevance_model(tmp_path, encoder):
+    from app_fixtures import write_log
+
+    from retrieval.app.memory_demo import LiveMemory, MemoryDemo
+
+    train = synthetic("a") + synthetic("b", seed=1)
+    folder = str(RelevanceModel.fit(np.concatenate([e.x for e in train]),
+                                    np.concatenate([e.y for e in train])).save(tmp_path / "relevance"))
+    logs = {"log": (write_log(tmp_path / "log.jsonl"), "jsonl", None)}
+    demo = MemoryDemo(encoder, logs, relevance=folder)
+    memory = demo.memory("log")
+    assert isinstance(memory.relevance, Reranker) and memory.evidence_rule == "top"
+    scores = demo.ask(memory, "What did we say about the dentist?").result.execution.scores
+    assert scores and all(0 <= s <= 1 for s in scores.values())  # the model's probabilities
+    live = LiveMemory(str(tmp_path / "live"), encoder, demo.relevance, demo.evidence_rule)
+    assert isinstance(live.get().relevance, Reranker)
+    live.close()
+    assert MemoryDemo(encoder, logs).memory("log").relevance is None  # without one: the hand-tuned ranking
+    with pytest.raises(DataError, match="no relevance model here"):
+        MemoryDemo(encoder, logs, relevance=str(tmp_path / "none"))

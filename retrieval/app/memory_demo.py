@@ -18,8 +18,10 @@ import pandas as pd
 
 from models.dual_encoder import DualEncoder
 from retrieval.data.jsonio import DataError, read_json
+from retrieval.memory.relevance.rerank import Reranker, second_stage
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.temporal_result import TemporalResult
+from retrieval.memory.when_answer import EVIDENCE_RULE
 
 SEMANTIC_K = 10  # the semantic-only baseline's rows (the paper's semantic@10)
 LIVE_LABEL = "living memory (the Live tab's)"
@@ -129,9 +131,12 @@ class MemoryDemo:
     """Memories by label (shipped logs, uploads, living memories), each built once, and questions to them."""
 
     def __init__(self, encoder: DualEncoder, logs: dict[str, tuple[Path, str, str | None]],
-                 cache_dir: str | None = None):
+                 cache_dir: str | None = None, relevance: str | None = None):
         self.encoder, self.logs, self.cache_dir = encoder, dict(logs), cache_dir
         self.memories: dict[str, TemporalMemory] = {}
+        # A relevance model folder: every memory re-ranks and cuts with it (retrieval.memory.relevance); None: the
+        # hand-tuned ranking. Loaded now, so a folder that is no model is said at start, not at the first question.
+        self.relevance, self.evidence_rule = second_stage(relevance, EVIDENCE_RULE)
 
     def memory(self, label: str) -> TemporalMemory:
         """The memory of a shipped or uploaded log (read and embedded on first use)."""
@@ -140,7 +145,8 @@ class MemoryDemo:
                 raise ValueError(f"no log {label!r}; pick one of the list or upload one")
             path, fmt, sample = self.logs[label]
             self.memories[label] = TemporalMemory.from_file(path, encoder=self.encoder, fmt=fmt, sample=sample,
-                                                            cache_dir=self.cache_dir)
+                                                            cache_dir=self.cache_dir,
+                                                            relevance=self.relevance, evidence_rule=self.evidence_rule)
         return self.memories[label]
 
     def upload(self, path: str | Path, name: str | None = None) -> str:
@@ -148,7 +154,8 @@ class MemoryDemo:
         :class:`~retrieval.data.jsonio.DataError` or ValueError naming the file and what is wrong."""
         path = Path(path)
         label = f"uploaded {name or path.name}"
-        memory = TemporalMemory.from_file(path, encoder=self.encoder, cache_dir=self.cache_dir)
+        memory = TemporalMemory.from_file(path, encoder=self.encoder, cache_dir=self.cache_dir,
+                                          relevance=self.relevance, evidence_rule=self.evidence_rule)
         self.logs[label] = (path, "auto", None)
         self.memories[label] = memory
         return label
@@ -166,15 +173,17 @@ class LiveMemory:
     """The page's living memory: the folder (None: no Live tab), opened on first use (created when new, with the
     page's encoder) and held, one writer, until :meth:`close` writes its snapshot and releases it."""
 
-    def __init__(self, folder: str | None, encoder: DualEncoder):
-        self.folder, self.encoder = folder, encoder
+    def __init__(self, folder: str | None, encoder: DualEncoder, relevance: Reranker | None = None,
+                 evidence_rule: str = EVIDENCE_RULE):
+        self.folder, self.encoder, self.relevance, self.evidence_rule = folder, encoder, relevance, evidence_rule
         self.memory: TemporalMemory | None = None
 
     def get(self) -> TemporalMemory:
         if self.folder is None:
             raise ValueError("no living memory: start the page with --live FOLDER")
         if self.memory is None:
-            self.memory = TemporalMemory.open(self.folder, encoder=self.encoder, create=True)
+            self.memory = TemporalMemory.open(self.folder, encoder=self.encoder, create=True, relevance=self.relevance,
+                                              evidence_rule=self.evidence_rule)
         return self.memory
 
     def close(self) -> None:

@@ -84,7 +84,8 @@ def build_page(services: Services):
     (:func:`close_page` closes it)."""
     import gradio as gr
 
-    live = LiveMemory(services.live_folder, services.memory.encoder)
+    live = LiveMemory(services.live_folder, services.memory.encoder, services.memory.relevance,
+                      services.memory.evidence_rule)
     with gr.Blocks(title="cTBLS: conversational retrieval over tables and over time") as page:
         gr.Markdown("# Conversational retrieval over tables and over time\nEach result is shown beside its "
                     "baseline: the DTR beside BM25, the memory's plan beside semantic-only search."
@@ -125,6 +126,9 @@ class AppArguments:
     sqa_tracker: str | None = option(help="SQA tracker with its state re-ranker (default: make demo's)",
                                      default_factory=lambda: _demo_default("state_tracker_sqa"))
     encoder: str | None = option(None, "the memory's dual encoder (default: the packaged MiniLM)")
+    relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance): the memory "
+        "tabs re-rank and cut with it and answer when-questions from its best row (the Trends tab keeps its "
+        "calibrated threshold: the model counts topics worse, docs/trends.md)")
     llm: str | dict = option("smollm2", "LLM for table answers and trend reports ('none': extractive only)")
     split: str = option("test", "OTT-QA's split: its tables and conversations", choices=("train", "val", "test"))
     sqa_split: str = option("validation", "SQA's split: its sequences", choices=("train", "dev", "validation"))
@@ -157,7 +161,7 @@ def load_services(a: AppArguments) -> Services:
         notes.append(f"no OTT-QA tables under {ottqa}: the Tables tab is empty")
     encoder = load_encoder(a.encoder)
     logs = shipped_logs(data)
-    memory = MemoryDemo(encoder, logs, default_cache_dir("temporal") if cache else None)
+    memory = MemoryDemo(encoder, logs, default_cache_dir("temporal") if cache else None, a.relevance)
     default_log = next(iter(logs), None)
     if default_log:  # embedded now, and every encoder run once: the first question pays neither
         memory.memory(default_log).table.encode_query("warm up")
