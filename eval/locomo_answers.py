@@ -182,9 +182,18 @@ def summarise(records: list[dict], dev: Sequence[str]) -> dict:
         groups["by_form"][r["form"]].append(r)
         groups["by_conversation"][r["sample"]].append(r)
     held = [r for r in records if r["sample"] not in dev]
+    # Questions whose gold is a length, by what they ask: one event's length (how long, how long ago: a turn states
+    # the length or its start) or the length between two events (two dated turns).
+    lengths = defaultdict(list)
+    for r in records:
+        if r["form"] == "duration":
+            lengths[r["kind"] if r["kind"] in ("how_long", "ago", "between") else "other"].append(r)
     return {"overall": table(records), "dev": table([r for r in records if r["sample"] in dev]),
             "held_out": table(held), "held_out_by_form": {f: table([r for r in v if r["sample"] not in dev])
                                                           for f, v in sorted(groups["by_form"].items())},
+            "lengths_by_kind": {k: table(v) for k, v in sorted(lengths.items())},
+            "held_out_lengths_by_kind": {k: table([r for r in v if r["sample"] not in dev])
+                                         for k, v in sorted(lengths.items())},
             **{g: {k: table(v) for k, v in sorted(d.items())} for g, d in groups.items()}}
 
 
@@ -245,6 +254,8 @@ def print_report(report: dict) -> None:
     print_table("all", {"overall": res["overall"], "dev": res["dev"], "held-out": res["held_out"]})
     print_table("per answer form (all conversations)", res["by_form"])
     print_table("per answer form (held-out)", res["held_out_by_form"])
+    print_table("length answers by what the question asks (all conversations)", res["lengths_by_kind"])
+    print_table("length answers by what the question asks (held-out)", res["held_out_lengths_by_kind"])
     print_table("per conversation", res["by_conversation"])
     held = [f for f in report["gold_unread"] if f["sample"] not in report["dev"]]
     for f in report["gold_unread"]:  # held-out questions are counted, not shown: whoever reads this tunes on dev
