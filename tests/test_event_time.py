@@ -88,6 +88,9 @@ def test_phrasings_of_our_own(text, expected):
     ("I have been working at the bakery for a decade.", (10, 10, "year")),
     ("It's been 5 years since I moved here.", (5, 5, "year")),
     ("It has been about three weeks since the surgery.", (3, 3, "week")),
+    ("I've been learning Spanish since January.", (5, 5, "month")),  # since: the last January, whatever the tense
+    ("We've lived here since last autumn.", (9, 9, "month")),
+    ("I've been sore since Monday.", (2, 2, "day")),
 ])
 def test_lengths_of_our_own(text, duration):
     assert read_event_time(text, WED).time.duration == duration

@@ -162,3 +162,14 @@ def test_a_how_long_question_reads_the_row_that_states_a_length():
     ranked = frame_of(("We met up last week!", later[0]), ("I've known these friends for 4 years.", later[1]))
     assert answer_from_evidence("how_long", ranked, NOW).answer == "4 years"  # not the 7 days since last week
     assert answer_from_evidence("when", ranked, NOW).answer == "the week before 9 June 2023"
+
+
+@pytest.mark.parametrize("text, answer", [  # sentences of our own, said on 9 June 2023
+    ("I've been learning Spanish since January.", "5 months"),  # this January, not the next one
+    ("I've volunteered at the shelter since last summer.", "12 months"),
+    ("We've been together for the past three months.", "3 months"),  # a stretch: said in its size's unit
+    ("I've been painting since 2016.", "7 years"),
+    ("I've been going to the gym since Monday.", "4 days"),
+])
+def test_how_long_from_a_start_or_a_stretch(text, answer):
+    assert answer_from_evidence("how_long", frame_of((text, SAID)), NOW).answer == answer

@@ -159,12 +159,30 @@ def _event(m: Mention, norm: str, said: datetime) -> EventTime | str | None:
     if isinstance(v, V.Bound) and v.prep in ("by", "until") and V.grain_of(v.base) in ("day", "week", "month"):
         return _deadline(m, v, end, said)
     if isinstance(v, V.Bound) and v.prep == "since" and grain == "span":
-        base = _granularity(v.base, m)
-        years = said.year - start.year
-        if base == "year":
-            return EventTime(start, start.replace(year=start.year + 1), "year", m.text, "duration",
-                             (years, years, "year"))
+        base = GRAINS.get(V.grain_of(v.base), "span")
+        return _since(m, base, start, said) or EventTime(start, end, grain, m.text, kind)
     return EventTime(start, end, grain, m.text, kind)
+
+
+# What "since X" measures its length in, by X's granularity, and how long X itself is in that unit.
+_SINCE_UNITS = {"year": ("year", 1), "season": ("month", 3), "month": ("month", 1), "week": ("week", 1),
+                "weekend": ("day", 2), "day": ("day", 1)}
+
+
+def _since(m: Mention, base: str, start: datetime, said: datetime) -> EventTime | None:
+    """"since 2016", "since January", "since last summer", "since Monday": dated by the time it starts from (that
+    year, month, season, week or day), with the length from it up to when it was said, in its unit."""
+    if base not in _SINCE_UNITS:
+        return None
+    unit, size = _SINCE_UNITS[base]
+    if unit == "year":
+        n, end = said.year - start.year, start.replace(year=start.year + 1)
+    elif unit == "month":
+        n, end = (said.year - start.year) * 12 + said.month - start.month, cal.add_months(start, size)
+    else:
+        days = (said.date() - start.date()).days
+        n, end = days // (7 if unit == "week" else 1), start + timedelta(days=7 * size if unit == "week" else size)
+    return EventTime(start, end, base, m.text, "duration", (n, n, unit))
 
 
 def _deadline(m: Mention, v: V.Bound, end: datetime, said: datetime) -> EventTime:

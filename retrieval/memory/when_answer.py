@@ -151,9 +151,23 @@ def length_between(start: datetime, end: datetime, unit: str) -> float:
     return (end.date() - start.date()).days / UNIT_DAYS[unit]
 
 
+def unit_for(days: float) -> str:
+    """The unit a length of ``days`` is said in: days up to two weeks, weeks up to two months, months up to two
+    years, then years."""
+    if days < 14:
+        return "day"
+    if days < 61:
+        return "week"
+    return "month" if days < 730 else "year"
+
+
 def unit_of(t: EventTime) -> str:
+    """The unit a length measured from ``t`` is said in: its own length's, its granularity's, or, for a stretch of
+    time ("for the past three months", "since last summer"), the stretch's size's."""
     if t.duration:
         return t.duration[2]
+    if t.granularity == "span":
+        return unit_for((t.end - t.start).total_seconds() / 86400)
     return {"year": "year", "season": "month", "month": "month"}.get(t.granularity, "day")
 
 

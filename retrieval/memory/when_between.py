@@ -26,6 +26,7 @@ from retrieval.memory.when_answer import (
     length_text,
     pick_evidence,
     states_length,
+    unit_for,
 )
 
 UNIT = r"(?:days|weeks|months|years)"
@@ -76,14 +77,6 @@ def row_time(row: pd.Series) -> tuple[EventTime, str]:
 
 def middle(t: EventTime) -> datetime:
     return t.start + (t.end - t.start) / 2
-
-
-def unit_for(days: float) -> str:
-    if days < 14:
-        return "day"
-    if days < 61:
-        return "week"
-    return "month" if days < 730 else "year"
 
 
 def split_evidence(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -97,7 +97,8 @@ class RangePlacing(PlacerPart):
         return self._place(t, end.start, "past")
 
     def _place_bound(self, t: Bound, anchor: datetime, lean: str | None) -> Placed:
-        b = self._place(t.base, anchor, lean)
+        # "since January" runs from a January up to now, so it is the last one, whatever the sentence's tense
+        b = self._place(t.base, anchor, "past" if t.prep == "since" else lean)
         tomorrow = cal.floor(self.reference, "day") + timedelta(days=1)
         if t.prep in ("since", "from"):
             out = (b.start, tomorrow)

@@ -216,7 +216,8 @@ def weekday(m):
     return t.but(latent=True) if m[1] in ("sat", "sun", "wed") else t
 
 
-@G.rule("in month", words("in", "during", "of", "since", "before", "after", "until", "by", "from", "through",
+# "since May" is not here: it is a bound up to now ("since t", rules/ranges.py), placed back from it
+@G.rule("in month", words("in", "during", "of", "before", "after", "until", "by", "from", "through",
                           "throughout", "in the month of", "the month of"), lit(rf"({MONTH_DOT})(?![a-z])"))
 def in_month(_, m):  # "in May": a month, where "may" alone is a verb
     return month_time(None, month_number(m[1]))
@@ -258,7 +259,7 @@ def season(m):  # alone, a season is a time only as a whole phrase ("my winter r
     return season_time(m[1]).but(latent=True)
 
 
-@G.rule("in season", words("in", "during", "over", "throughout", "since", "until"),
+@G.rule("in season", words("in", "during", "over", "throughout", "until"),
         lit(r"(spring|summer|autumn|winter)(?:time)?\b"))
 def in_season(_, m):
     return season_time(m[1])

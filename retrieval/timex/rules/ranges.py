@@ -133,8 +133,8 @@ def since(w, _, t):
 @G.rule("from t on", words("from"), Of(lambda v: is_time(v) and not isinstance(v, Range)),
         words("on", "onwards", "onward", "up to now", "until now", "till now", "to now", "until today", "to today",
               "up to today", "to date", "till date"))
-def from_on(_, t, __):
-    return Bound(base=t, prep="since", kind="bound")
+def from_on(_, t, __):  # a bound like "since", but "from June on" may be said of a June to come
+    return Bound(base=t, prep="from", kind="bound")
 
 
 __all__ = ["G", "make_range"]
