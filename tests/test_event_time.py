@@ -197,6 +197,10 @@ def test_timeless_texts_are_remembered_and_timed_ones_are_not():
     ("I start at the new job on the 2nd of June.", (date(2025, 6, 2), date(2025, 6, 3), "day")),
     ("The race was on the 2nd.", (date(2025, 4, 2), date(2025, 4, 3), "day")),  # a story: back
     ("We adopted the cat two weeks ago.", (date(2025, 3, 20), date(2025, 3, 27), "week")),
+    ("We went to Vermont in May.", (date(2024, 5, 1), date(2024, 6, 1), "month")),  # "to Vermont": no infinitive
+    ("We flew back to Lisbon on the 9th.", (date(2025, 3, 9), date(2025, 3, 10), "day")),
+    ("I hope to visit Vermont in May.", (date(2025, 5, 1), date(2025, 6, 1), "month")),
+    ("We went hiking in the fall.", (date(2024, 9, 1), date(2024, 12, 1), "season")),
 ])
 def test_plans_read_forward_and_stories_back(text, expected):
     """The utterance's own tense picks the side a year-less date or weekday falls on."""
@@ -213,3 +217,10 @@ def test_a_deadline_is_dated_by_its_last_day_not_everything_before_it(text, expe
     e = read_event_time(text, WED).time
     assert (e.start.date().isoformat(), e.granularity, e.kind) == (*expected, "deadline") and "deadline" in e.note
     assert read_event_time("It has to be in before Friday.", WED).time.kind == "bound"  # before: any day until then
+
+
+def test_the_fall_is_a_season_only_where_a_season_is_meant():
+    said = datetime(2025, 3, 27, 12, tzinfo=timezone.utc)
+    assert read_event_time("The hip is worn out, the fall just made it worse.", said).time is None
+    assert reading("During the fall we hiked a lot.", said)[2] == "season"
+    assert reading("We met last fall.", said)[:2] == (date(2024, 9, 1), date(2024, 12, 1))

@@ -32,6 +32,11 @@ PLAN = re.compile(r"\b(?:plan(?:s|ning)?\s+to|planned\s+for|intend(?:s|ed)?\s+to
 _TIME_WORDS = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|today|tomorrow|now|"
                r"date|this|next|last|the|a|an|his|her|their|its|our|my|your|be|\d)")
 INFINITIVE = re.compile(rf"\bto\s+(?!{_TIME_WORDS})[a-z]+\b")
+# "to" after a verb of going or a direction is a preposition ("we went to Vermont", "flew back to London", "on our
+# way to the station"), not an infinitive's
+TO_PLACE = re.compile(r"\b(?:go|goes|going|gone|went|come|comes|coming|came|move[sd]?|moving|fl(?:y|ies|ew|own)|"
+                      r"drive|drove|driven|driving|travel(?:l?ed|l?ing|s)?|walk(?:ed|ing|s)?|run|ran|head(?:ed|ing|s)?|"
+                      r"return(?:ed|ing|s)?|back|out|up|down|over|away|home|trip|way|ride|rode)\s+$")
 PRESENT = re.compile(r"\b(?:is|are|am|'s|'re|'m|have|has|starts?|begins?|leaves?|arrives?|opens?|closes?|ends?|"
                      r"meets?|flies|fly)\b(?:\s+\w+ing)?")
 IRREGULAR_PAST = frozenset("""said told went came saw took got made gave found thought left met began ran wrote bought
@@ -73,7 +78,8 @@ def cues(text: str, lo: int, hi: int, span: tuple[int, int]) -> list[tuple[int, 
     for m in PLAN.finditer(text):
         add(m, "future", "plan")
     for m in INFINITIVE.finditer(text, lo, span[0]):  # one after the phrase is a purpose, not its tense
-        add(m, "future", "infinitive")
+        if not TO_PLACE.search(text, max(0, m.start() - 12), m.start()):
+            add(m, "future", "infinitive")
     for m in PRESENT.finditer(text, lo, span[0]):
         if not re.search(r"[,.]", text[m.end():span[0]]):
             add(m, "future", "present")

@@ -260,14 +260,14 @@ def season(m):  # alone, a season is a time only as a whole phrase ("my winter r
 
 
 @G.rule("in season", words("in", "during", "over", "throughout", "until"),
-        lit(r"(spring|summer|autumn|winter)(?:time)?\b"))
+        lit(r"(?:the\s+)?(spring|summer|autumn|winter|(?<=the\s)fall)(?:time)?\b"))
 def in_season(_, m):
     return season_time(m[1])
 
 
 @G.rule("the season", lit(r"the\s+(spring|summer|fall|autumn|winter)\b"))
-def the_season(m):
-    return season_time(m[1])
+def the_season(m):  # "the fall" is as often a tumble ("the fall made it worse"): a season after "in", "during"...
+    return season_time(m[1]).but(latent=True) if m[1] == "fall" else season_time(m[1])
 
 
 # ---- composition of dates ------------------------------------------------------------------------------------------
