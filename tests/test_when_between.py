@@ -35,7 +35,9 @@ def test_answer_between_two_events():
     a = answer_between(f.iloc[:1], f.iloc[1:], asked_unit("How many weeks passed between ..."))
     assert (a.answer, a.duration) == ("3 weeks", (3, 3, "week"))
     assert "'yesterday'" in a.derivation[0] and "22.0 days" in a.derivation[-1]
-    assert answer_between(f.iloc[:1], f.iloc[1:]).answer == "3 weeks"  # 22 days: weeks by its size
+    # no unit asked, two days: the exact count, and its size in weeks
+    assert answer_between(f.iloc[:1], f.iloc[1:]).answer == "22 days (about 3 weeks)"
+    assert answer_between(f.iloc[:1], f.iloc[1:]).duration == (22, 22, "day")
     assert answer_between(f.iloc[:1], f.iloc[:1]).answer is None  # one row cannot be both events
 
 

@@ -96,14 +96,19 @@ def answer_between(rows_a: pd.DataFrame, rows_b: pd.DataFrame, unit: str | None 
                           derivation=["a length between two events needs evidence for each: one has none"])
     (ta, sa), (tb, sb) = row_time(a), row_time(b)
     days = abs((middle(tb) - middle(ta)).total_seconds()) / 86400
-    unit = unit or unit_for(days)
+    asked, unit = unit, unit or unit_for(days)
     n = round(days / UNIT_DAYS[unit])
     how = [f"row {r.name} ({r['speaker']}, said {r['timestamp'].date()}): {t.phrase!r} -> "
            f"[{t.start.date()}, {t.end.date()})" if s == "event_time" else
            f"row {r.name} ({r['speaker']}) states no time of its own: the day it was said, {t.start.date()}"
            for r, t, s in ((a, ta, sa), (b, tb, sb))]
-    how.append(f"{days:.1f} days between their middles: {n} {unit}(s)")
     first, last = sorted((ta, tb), key=middle)
+    if asked is None and unit != "day" and ta.granularity == tb.granularity == "day":  # two days: the exact count
+        d = round(days)
+        how.append(f"{d} days between the two days (about {length_text(n, n, unit)})")
+        return WhenAnswer("between", f"{length_text(d, d, 'day')} (about {length_text(n, n, unit)})", first.start,
+                          last.end, "duration", (d, d, "day"), source=f"{sa}+{sb}", evidence=evidence, derivation=how)
+    how.append(f"{days:.1f} days between their middles: {n} {unit}(s)")
     return WhenAnswer("between", length_text(n, n, unit), first.start, last.end, "duration", (n, n, unit),
                       source=f"{sa}+{sb}", evidence=evidence, derivation=how)
 
