@@ -14,6 +14,8 @@ absolute error, Pearson and Spearman correlation of the two series, for
 
 - ``all_docs``: every document counts (Temporal Augmented Retrieval's relevance check, which always says yes);
 - ``topk_period``: the k closest documents of each period count; ``global_topk``: the K closest overall;
+- ``mixture`` (the default): where a two-component Gaussian mixture of the scores puts the topic's tail, never below
+  the null threshold; chosen over ``null`` on the calibration log (planted with the calibration frames);
 - ``null``: the unsupervised calibrated threshold (alpha 0.01; 0.001 and 0.05 shown for sensitivity);
 - ``reference``: the 99th percentile of the topic's scores against the calibration log's real utterances;
 - ``labelled``: the F1-best threshold on labelled examples from another log, planted with other sentence frames;
@@ -55,6 +57,7 @@ from retrieval.trends.relevance import (
     inversion_rate,
     labelled_threshold,
     llm_judge,
+    mixture_threshold,
     null_threshold,
     reference_threshold,
 )
@@ -92,6 +95,7 @@ def decisions_for_topic(scores: pd.Series, relevant: set, labelled_t: float | No
     if reference_t is not None:
         out["reference"] = (scores >= reference_t).astype(float)
         info["threshold_reference"] = reference_t
+    out["mixture"] = (scores >= mixture_threshold(scores.to_numpy()).value).astype(float)
     for alpha in NULL_ALPHAS:
         t = null_threshold(scores.to_numpy(), alpha)
         name = "null" if alpha == NULL_ALPHAS[0] else f"null@{alpha}"
@@ -337,16 +341,16 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 def headline(summary: dict, n_logs: int) -> list[Headline]:
-    """README's row: the default (null) threshold's count error per month, beside counting every document (what
-    the original counts) and the global top K."""
+    """README's row: the default (mixture) threshold's count error per month, beside counting every document (what
+    the original counts), the null threshold (the default before it) and the global top K."""
     month = summary.get("month", {})
-    if "null" not in month:
+    if "mixture" not in month:
         return []
-    base = {name: month[m]["mae"] for m, name in (("all_docs", "all documents"), ("global_topk", "global top-K"))
-            if m in month}
-    return [Headline(f"Trends: 5 topics planted at known rates in {n_logs} Zyphra logs ({month['null']['n']} "
-                     "log-topic pairs)", "count error per month, MAE (lower is better)", month["null"]["mae"], base,
-                     "none published for this test", 1, 2)]
+    base = {name: month[m]["mae"] for m, name in (("all_docs", "all documents"), ("null", "null threshold"),
+                                                   ("global_topk", "global top-K")) if m in month}
+    return [Headline(f"Trends: 5 topics planted at known rates in {n_logs} Zyphra logs ({month['mixture']['n']} "
+                     "log-topic pairs)", "count error per month, MAE (lower is better)", month["mixture"]["mae"],
+                     base, "none published for this test", 1, 2)]
 
 
 def _fmt(x) -> str:

@@ -27,6 +27,7 @@ from retrieval.trends.relevance import (
     confirm_stratified,
     inversion_rate,
     labelled_threshold,
+    mixture_threshold,
     null_threshold,
     parse_yes_no,
     reference_threshold,
@@ -106,6 +107,21 @@ def test_null_threshold_lets_about_alpha_of_the_null_through():
     t = null_threshold(np.concatenate([null, rng.normal(0.6, 0.05, 200)]), alpha=0.01)
     assert 0.005 < (null >= t.value).mean() < 0.02
     assert t.method == "null" and t.details["alpha"] == 0.01
+
+
+def test_mixture_threshold_finds_where_the_topic_tail_begins_and_never_goes_below_the_null():
+    rng = np.random.default_rng(0)
+    bulk, tail = rng.normal(0.1, 0.05, 5000), rng.normal(0.45, 0.05, 150)
+    t = mixture_threshold(np.concatenate([bulk, tail]))
+    assert t.method == "mixture" and 0.2 < t.value < 0.4  # between the two
+    assert (bulk >= t.value).mean() < 0.005 and (tail >= t.value).mean() > 0.95
+    null = null_threshold(np.concatenate([bulk, tail]))
+    assert t.value >= null.value
+    # no topic at all (a skewed bulk the mixture would split): the null's floor holds
+    skewed = np.concatenate([rng.normal(0.1, 0.03, 4000), rng.normal(0.2, 0.05, 1500)])
+    assert mixture_threshold(skewed).value >= null_threshold(skewed).value
+    few = mixture_threshold(np.linspace(0, 1, 12))  # too few to fit two components: the null, said
+    assert few.value == null_threshold(np.linspace(0, 1, 12)).value and "fewer than 20" in few.details["fallback"]
 
 
 def test_reference_threshold_is_the_reference_quantile(docs_file, tmp_path):

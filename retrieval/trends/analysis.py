@@ -1,7 +1,8 @@
 """Temporal trends: how much is said about a topic, period by period, with the closest examples.
 
 After "Temporal Augmented Retrieval" (adrida), with relevance decided rather than assumed: each
-document's cosine to the topic is compared with a calibrated threshold (:mod:`retrieval.trends.relevance`),
+document's cosine to the topic is compared with a threshold read off the scores themselves (the mixture of an
+off-topic bulk and a topic tail, never below the null; :mod:`retrieval.trends.relevance`),
 optionally confirmed by an LLM judge on a stratified sample. Documents live in the conversation table
 of the temporal memory (one row per utterance or document, metadata columns, a dense index).
 
@@ -51,6 +52,7 @@ from retrieval.trends.relevance import (
     confirm_stratified,
     labelled_threshold,
     llm_judge,
+    mixture_threshold,
     null_threshold,
     reference_threshold,
 )
@@ -69,8 +71,9 @@ class TrendConfig:
     start: str | None = option(None, "window start, ISO 8601 (default: from the question, else the first document)")
     end: str | None = option(None, "window end (exclusive), ISO 8601")
     now: str | None = option(None, "reference time for relative phrases (default: the last document)")
-    threshold: str = option("null", "how relevance is decided (relevance: the memory's learned relevance model, "
-        "with --relevance)", choices=THRESHOLD_METHODS)
+    threshold: str = option("mixture", "how relevance is decided (mixture: where the scores' topic tail begins, "
+        "never below the null; relevance: the memory's learned relevance model, with --relevance)",
+        choices=THRESHOLD_METHODS)
     relevance: str | None = option(None, "for --threshold relevance: a relevance model folder (python -m "
         "train.memory_relevance)")
     count_rule: str = option("count", "for --threshold relevance: count the documents at p >= 0.5 (count) or sum "
@@ -138,6 +141,8 @@ def decide_threshold(config: TrendConfig, scores: pd.Series, corpus: Corpus, top
         return Threshold(cut, "relevance", {"model": config.relevance, "count_rule": config.count_rule})
     if config.threshold == "null":
         return null_threshold(scores.to_numpy(), config.alpha)
+    if config.threshold == "mixture":
+        return mixture_threshold(scores.to_numpy(), config.seed)
     if config.threshold == "reference" and config.reference:  # and the file
         reference = load_corpus(config.reference, table.require_encoder())
         return reference_threshold(topic_scores(reference.table, topic).to_numpy(), config.alpha)

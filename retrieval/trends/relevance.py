@@ -9,6 +9,10 @@ Thresholds (all on the cosine between the topic query and each document, higher 
   contaminated by the relevant tail), ``sigma = 1.4826 * median(median - s | s < median)``; the
   threshold is ``median + z(1 - alpha) * sigma``, so about ``alpha`` of off-topic documents pass if
   the null is roughly symmetric. Assumes the topic is a minority of the documents (under half).
+- ``mixture``: no labels. The scores are fitted as two Gaussians, the off-topic bulk and the topic's tail, and a
+  document counts where the tail's posterior reaches 0.5. Unlike the null it does not promise a share of
+  off-topic documents let through; it estimates where the topic's own scores begin. Chosen over the null on the
+  planted-topic evaluation's calibration log (``eval.trends``), reported on its other logs.
 - ``reference``: no labels, but a reference corpus known not to be about the topic (another log, a random
   sample of unrelated documents): the ``1 - alpha`` quantile of the topic's scores against it. Makes no
   assumption about the null's shape, only that the reference is off-topic and scored by the same encoder.
@@ -41,8 +45,9 @@ from retrieval.llm.base import LLMBackend
 
 # "relevance": the memory's learned relevance model decides instead of a cosine threshold
 # (retrieval.trends.model_relevance; the Threshold then holds its probability cut, 0.5).
-THRESHOLD_METHODS = ("null", "reference", "labelled", "fixed", "relevance")
+THRESHOLD_METHODS = ("null", "mixture", "reference", "labelled", "fixed", "relevance")
 DEFAULT_ALPHA = 0.01
+MIXTURE_MIN = 20  # documents a mixture is fitted on at least (fewer: the null threshold)
 
 
 @dataclass
@@ -75,6 +80,39 @@ def null_threshold(scores: Sequence[float] | np.ndarray, alpha: float = DEFAULT_
     value = median + z * sigma
     return Threshold(value, "null", {"median": median, "sigma": sigma, "alpha": alpha, "z": z, "n": int(s.size),
                                      "share_above": float((s >= value).mean())})
+
+
+def mixture_threshold(scores: Sequence[float] | np.ndarray, seed: int = 0) -> Threshold:
+    """Threshold from a two-component Gaussian mixture of the scores themselves: the off-topic bulk and the
+    topic's tail. A document counts where the tail's posterior reaches 0.5: the lowest score above the bulk's mean
+    at which it does. Never below the null threshold (alpha 0.01): a topic the corpus barely holds leaves no tail,
+    and the mixture then splits the bulk itself (2 planted documents counted as 230 before this floor). Assumes, as
+    the null does, that the topic is a minority; when the fitted tail holds half the documents or more, or there are
+    fewer than :data:`MIXTURE_MIN` documents, the null threshold is used, and said."""
+    from sklearn.mixture import GaussianMixture
+
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size < MIXTURE_MIN:  # too few to fit two components: the null's threshold, said
+        null = null_threshold(s)
+        why = f"null: fewer than {MIXTURE_MIN} documents to fit a mixture"
+        return Threshold(null.value, "mixture", {"n": int(s.size), "share_above": float((s >= null.value).mean()),
+                                                 "fallback": why})
+    mixture = GaussianMixture(2, random_state=seed, n_init=3).fit(s.reshape(-1, 1))
+    means, weights = mixture.means_.ravel(), mixture.weights_
+    tail, bulk = int(np.argmax(means)), int(np.argmin(means))
+    details = {"means": [float(means[bulk]), float(means[tail])], "tail_weight": float(weights[tail]),
+               "n": int(s.size)}
+    floor = null_threshold(s).value
+    if weights[tail] >= 0.5 or tail == bulk:
+        return Threshold(floor, "mixture", details | {"fallback": "null: the fitted tail is no minority",
+                                                      "share_above": float((s >= floor).mean())})
+    grid = np.linspace(means[bulk], s.max(), 2001)
+    posterior = mixture.predict_proba(grid.reshape(-1, 1))[:, tail]
+    above = grid[posterior >= 0.5]
+    crossing = float(above[0]) if above.size else float(s.max()) + 1e-9
+    value = max(crossing, floor)
+    return Threshold(value, "mixture", details | {"crossing": crossing, "null_floor": floor,
+                                                  "share_above": float((s >= value).mean())})
 
 
 def reference_threshold(reference_scores: Sequence[float] | np.ndarray, alpha: float = DEFAULT_ALPHA) -> Threshold:
