@@ -128,7 +128,7 @@ class AppArguments:
     encoder: str | None = option(None, "the memory's dual encoder (default: the packaged MiniLM)")
     relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance): the memory "
         "tabs re-rank and cut with it and answer when-questions from its best row (the Trends tab keeps its "
-        "calibrated threshold: the model counts topics worse, docs/trends.md)")
+        "threshold: the model counts topics worse, docs/trends.md)")
     llm: str | dict = option("smollm2", "LLM for table answers and trend reports ('none': extractive only)")
     split: str = option("test", "OTT-QA's split: its tables and conversations", choices=("train", "val", "test"))
     sqa_split: str = option("validation", "SQA's split: its sequences", choices=("train", "dev", "validation"))

@@ -15,7 +15,7 @@ def build_trends_tab(trends: TrendsDemo, default_source: str | None) -> None:
     import gradio as gr
 
     gr.Markdown("How much a topic is talked about, period by period, with the closest examples. Relevance "
-                "is decided by a calibrated threshold on the encoder's similarity (retrieval.trends).")
+                "is decided by a threshold read off the encoder's similarities (retrieval.trends).")
     with gr.Row():
         source = gr.Dropdown(list(trends.sources), value=default_source, label="Documents",
                              elem_id="trends-source", scale=3)

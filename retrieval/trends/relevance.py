@@ -1,4 +1,4 @@
-"""Deciding which documents are relevant to a topic: a calibrated threshold on the encoder's cosine
+"""Deciding which documents are relevant to a topic: a threshold on the encoder's cosine
 score, optionally confirmed by an LLM judge.
 
 Thresholds (all on the cosine between the topic query and each document, higher = closer):
