@@ -48,6 +48,7 @@ from retrieval.llm.base import LLMBackend
 THRESHOLD_METHODS = ("null", "mixture", "reference", "labelled", "fixed", "relevance")
 DEFAULT_ALPHA = 0.01
 MIXTURE_MIN = 20  # documents a mixture is fitted on at least (fewer: the null threshold)
+MIXTURE_FIT_MAX = 50_000  # a larger corpus's mixture is fitted on a random sample of this many scores
 
 
 @dataclass
@@ -97,7 +98,8 @@ def mixture_threshold(scores: Sequence[float] | np.ndarray, seed: int = 0) -> Th
         why = f"null: fewer than {MIXTURE_MIN} documents to fit a mixture"
         return Threshold(null.value, "mixture", {"n": int(s.size), "share_above": float((s >= null.value).mean()),
                                                  "fallback": why})
-    mixture = GaussianMixture(2, random_state=seed, n_init=3).fit(s.reshape(-1, 1))
+    fit_on = s if s.size <= MIXTURE_FIT_MAX else np.random.default_rng(seed).choice(s, MIXTURE_FIT_MAX, replace=False)
+    mixture = GaussianMixture(2, random_state=seed, n_init=3).fit(fit_on.reshape(-1, 1))
     means, weights = mixture.means_.ravel(), mixture.weights_
     tail, bulk = int(np.argmax(means)), int(np.argmin(means))
     details = {"means": [float(means[bulk]), float(means[tail])], "tail_weight": float(weights[tail]),
