@@ -182,12 +182,12 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
         notes.append(f"period chosen from the window's length: {period}")
     scores = topic_scores(table, query.topic)
     threshold = decide_threshold(config, scores, corpus, query.topic)
-    window = scores.loc[rows.index]
-    weights = (window >= threshold.value).astype(np.float64)
     if config.threshold == "relevance" and config.relevance:  # the samples are the most probable ones
         window = model_probabilities(table, query.topic, Reranker(RelevanceModel.load(config.relevance)), rows)
-        weights = count_weights(window, config.count_rule, 0.5 if config.threshold_value is None else
-                                config.threshold_value)
+        weights = count_weights(window, config.count_rule, threshold.value)
+    else:
+        window = scores.loc[rows.index]
+        weights = (window >= threshold.value).astype(np.float64)
     confirmation = None
     if config.confirm != "none":
         if backend is None:
