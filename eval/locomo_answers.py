@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 import numpy as np
+import pandas as pd
 
 from eval.generation import generate_all
 from eval.relevance_folds import fold_relevance, model_for, with_relevance
@@ -49,6 +50,7 @@ from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.event_time import event_counts
 from retrieval.memory.planner import parse_margin
+from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, weak_evidence_note
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import (
     EVIDENCE_DEPTH,
@@ -76,10 +78,12 @@ class Prediction:
     start: date | None = None
     end: date | None = None
     duration: tuple | None = None
+    warned: bool | None = None  # the answer says first that its evidence is weak (None: no probability to say it)
 
 
 def from_answer(a: WhenAnswer) -> Prediction:
-    return Prediction(a.answer, a.start and a.start.date(), a.end and a.end.date(), a.duration)
+    warned = weak_evidence_note(a, pd.DataFrame()) is not None if a.probability is not None else None
+    return Prediction(a.answer, a.start and a.start.date(), a.end and a.end.date(), a.duration, warned)
 
 
 def from_gold_time(text: str, t: GoldTime | None) -> Prediction:
@@ -173,6 +177,10 @@ def table(records: list[dict]) -> dict:
         if s:
             out[m] = {"n": len(s), "strict": round(100 * float(np.mean([a for a, _ in s])), 1),
                       "lenient": round(100 * float(np.mean([b for _, b in s])), 1)}
+            warned = [(r["scores"][m][0], r["preds"][m].warned) for r in records if m in r["scores"]]
+            if any(w is not None for _, w in warned):  # what the weak-evidence warning said, strict
+                out[m] |= {"wrong": sum(not a for a, _ in warned), "wrong_warned": sum(not a and bool(w)
+                           for a, w in warned), "right_warned": sum(bool(a) and bool(w) for a, w in warned)}
     return out
 
 
@@ -257,6 +265,12 @@ def print_report(report: dict) -> None:
     print_table("length answers by what the question asks (all conversations)", res["lengths_by_kind"])
     print_table("length answers by what the question asks (held-out)", res["held_out_lengths_by_kind"])
     print_table("per conversation", res["by_conversation"])
+    for part in ("overall", "dev", "held_out"):
+        row = res[part].get("relevance", {})
+        if "wrong_warned" in row:
+            print(f"relevance, {part}: the weak-evidence warning (P(evidence) < {WEAK_EVIDENCE}) on "
+                  f"{row['wrong_warned']} of {row['wrong']} wrong answers and {row['right_warned']} of "
+                  f"{row['n'] - row['wrong']} right ones")
     held = [f for f in report["gold_unread"] if f["sample"] not in report["dev"]]
     for f in report["gold_unread"]:  # held-out questions are counted, not shown: whoever reads this tunes on dev
         if f["sample"] in report["dev"]:

@@ -49,3 +49,30 @@ def test_a_key_naming_a_turn_the_chat_lacks_is_refused(tmp_path, tiny_backbone, 
                          + "\n")
     assert main(["--chat", str(chat), "--questions", str(questions), "--encoder", tiny_backbone]) == 2
     assert "t9" in capsys.readouterr().err
+
+
+def test_with_a_relevance_model_the_hand_tuned_memory_is_the_baseline_and_warnings_are_counted(tmp_path,
+                                                                                             tiny_backbone):
+    import math
+
+    from eval.user_trial import HAND_TUNED, headline
+    from retrieval.memory.relevance.features import FEATURES
+    from retrieval.memory.relevance.model import RelevanceModel
+
+    n = len(FEATURES)  # a model unsure of every row: every answer it ranks says its evidence is weak
+    model = RelevanceModel([0.0] * n, [1.0] * n, [0.0] * n, math.log(0.2 / 0.8), 0.5).save(tmp_path / "model")
+    chat, questions, out = tmp_path / "chat.jsonl", tmp_path / "questions.jsonl", tmp_path / "trial.json"
+    chat.write_text("".join(json.dumps({"id": i, "speaker": s, "text": t, "timestamp": ts}) + "\n"
+                            for i, s, t, ts in CHAT))
+    questions.write_text(json.dumps({**QUESTIONS[2], "now": NOW, "history": []}) + "\n")
+    assert main(["--chat", str(chat), "--questions", str(questions), "--encoder", tiny_backbone,
+                 "--relevance", str(model), "--output", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert set(report["engines"]) == {"file", "living", HAND_TUNED}
+    learned, hand = report["engines"]["living"], report["engines"][HAND_TUNED]
+    assert learned["answers"][0]["verdict"] == "right" and learned["summary"]["all"]["warned right"] == 1
+    assert learned["answers"][0]["warnings"][0].startswith("weak evidence:")
+    assert hand["answers"][0]["verdict"] == "right" and not hand["answers"][0]["warnings"]
+    rows = {h.metric: h for h in headline(report)}
+    assert rows["right, with a warning"].ours == 1
+    assert rows["right, with a warning"].baselines["hand-tuned ranking (no relevance model)"] == 0

@@ -12,8 +12,10 @@ import pandas as pd
 
 from retrieval.memory.table_ops import FALLBACK_NOTE, day_span
 
-# The notes that say part of a question was not read, or that nothing was found: an answer shows them first.
-WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE)
+WEAK_NOTE = "weak evidence:"  # the evidence is more likely not evidence (retrieval.memory.relevance.confidence)
+# The notes that say part of a question was not read, that nothing was found, or that the evidence is weak: an
+# answer shows them first.
+WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE, WEAK_NOTE)
 
 
 def warnings(notes: Sequence[str]) -> list[str]:

@@ -38,6 +38,7 @@ from retrieval.memory.living_memory import Appended, LivingMemory
 from retrieval.memory.planner import LLMPlanner, Planner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
+from retrieval.memory.relevance.confidence import weak_evidence_note, with_probabilities
 from retrieval.memory.relevance.rerank import SecondStage, second_stage
 from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import execute
@@ -66,16 +67,10 @@ class TemporalMemory:
                  llm_rewriter: LLMRewriter | None = None, ranker: str = "hybrid", fusion: str = "scores",
                  cut: str = CUTS[0], prior: float | None = None, evidence_rule: str = EVIDENCE_RULE,
                  folder: LivingMemory | None = None, relevance: SecondStage | None = None):
-        if rewrite not in REWRITES:
-            raise ValueError(f"rewrite must be one of {REWRITES}")
-        if ranker not in RANKERS:
-            raise ValueError(f"ranker must be one of {RANKERS}")
-        if fusion not in FUSIONS:
-            raise ValueError(f"fusion must be one of {FUSIONS}")
-        if cut not in CUTS:
-            raise ValueError(f"cut must be one of {CUTS}")
-        if evidence_rule not in EVIDENCE_RULES:
-            raise ValueError(f"evidence_rule must be one of {EVIDENCE_RULES}")
+        for name, value, allowed in (("rewrite", rewrite, REWRITES), ("ranker", ranker, RANKERS), ("fusion", fusion,
+                                     FUSIONS), ("cut", cut, CUTS), ("evidence_rule", evidence_rule, EVIDENCE_RULES)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}")
         # prior: the speaker prior's weight (None: the fusion's, content_ranking.PRIOR_WEIGHTS)
         self.ranker, self.fusion, self.cut, self.prior = ranker, fusion, cut, prior
         if rewrite == "llm" and llm_rewriter is None:
@@ -305,7 +300,7 @@ class TemporalMemory:
         answer = None
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
             evidence_ops = when_ops(plan, read.normalised, now)  # the plan's (its cut, its period said in)
-            evidence = execute(evidence_ops, frame, ranker=self._when_rank).rows
+            evidence = with_probabilities(execute(evidence_ops, frame, ranker=self._when_rank), self.relevance)
             answer = answer_from_evidence(kind, evidence, now, self.evidence_rule, frame, question=asked)
             plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
                               "names, by event time or, without one, by when it was said): "
@@ -314,6 +309,8 @@ class TemporalMemory:
         if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between)
             first, second = parts
             answer = answer_length_between(asked, self.when_evidence(first, now), self.when_evidence(second, now), now)
+        weak = weak_evidence_note(answer, with_probabilities(execution, self.relevance))  # said first
+        plan.notes[:0] = [weak] if weak else []
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,
@@ -323,7 +320,7 @@ class TemporalMemory:
         now = self.resolve_now(now)
         read = AskedQuestion.read(question, now, self.speakers)
         ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
-        return execute(ops, self.evidence(self.table.frame), ranker=self._when_rank).rows
+        return with_probabilities(execute(ops, self.evidence(self.table.frame), ranker=self._when_rank), self.relevance)
 
 
 @dataclass(kw_only=True)

@@ -56,6 +56,8 @@ EVIDENCE_DEPTH: int | None = None
 # The question kinds answered from the first ranked row that states a length, when one does: chosen on the dev
 # conversations (() to turn it off).
 LENGTH_FIRST = ("how_long",)
+# The column a second stage's rows carry their probability of being evidence in (retrieval.memory.relevance.confidence)
+PROBABILITY = "evidence_p"
 
 
 def question_kind(question: str) -> str | None:
@@ -100,6 +102,7 @@ class WhenAnswer:
     source: str = "none"
     evidence: pd.DataFrame | None = None
     derivation: list[str] = field(default_factory=list)
+    probability: float | None = None  # P(the rows it comes from are evidence), given a relevance model
 
     def to_dict(self) -> dict:
         ev = [] if self.evidence is None else [
@@ -108,7 +111,7 @@ class WhenAnswer:
         return {"kind": self.kind, "answer": self.answer, "start": self.start and self.start.isoformat(),
                 "end": self.end and self.end.isoformat(), "granularity": self.granularity,
                 "duration": list(self.duration) if self.duration else None, "source": self.source,
-                "evidence": ev, "derivation": self.derivation}
+                "evidence": ev, "derivation": self.derivation, "probability": self.probability}
 
 
 def day_text(d) -> str:
@@ -215,6 +218,12 @@ def pick_evidence(rows: pd.DataFrame, rule: str = EVIDENCE_RULE, frame: pd.DataF
     return rows.iloc[0]
 
 
+def row_probability(row: pd.Series | None) -> float | None:
+    """The relevance model's probability that ``row`` is evidence (its :data:`PROBABILITY`), or None without one."""
+    p = None if row is None else row.get(PROBABILITY)
+    return None if p is None or pd.isna(p) else float(p)
+
+
 def states_length(row: pd.Series | None) -> bool:
     """Whether a row's event time comes with a length ("for 4 years", "7 years now")."""
     d = None if row is None else row.get("event_duration")
@@ -281,7 +290,7 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
     if rank != 1:
         how.insert(0, f"evidence rule {rule!r}: row {picked.name}, ranked {rank} of {len(rows)}")
     out = WhenAnswer(kind, render(t, said), t.start, t.end, t.granularity, source=source, evidence=rows,
-                     derivation=how)
+                     derivation=how, probability=row_probability(picked))
     if t.granularity == "fuzzy" and t.duration:  # "a few years ago": a length before it was said
         out.duration = t.duration
     if kind in ("month", "year") and t.granularity in ("day", "week", "weekend"):

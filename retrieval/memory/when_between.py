@@ -25,6 +25,7 @@ from retrieval.memory.when_answer import (
     answer_from_evidence,
     length_text,
     pick_evidence,
+    row_probability,
     states_length,
     unit_for,
 )
@@ -103,14 +104,17 @@ def answer_between(rows_a: pd.DataFrame, rows_b: pd.DataFrame, unit: str | None 
            f"row {r.name} ({r['speaker']}) states no time of its own: the day it was said, {t.start.date()}"
            for r, t, s in ((a, ta, sa), (b, tb, sb))]
     first, last = sorted((ta, tb), key=middle)
+    pa, pb = row_probability(a), row_probability(b)
+    p = None if pa is None or pb is None else pa * pb  # both rows are evidence
     if asked is None and unit != "day" and ta.granularity == tb.granularity == "day":  # two days: the exact count
         d = round(days)
         how.append(f"{d} days between the two days (about {length_text(n, n, unit)})")
         return WhenAnswer("between", f"{length_text(d, d, 'day')} (about {length_text(n, n, unit)})", first.start,
-                          last.end, "duration", (d, d, "day"), source=f"{sa}+{sb}", evidence=evidence, derivation=how)
+                          last.end, "duration", (d, d, "day"), source=f"{sa}+{sb}", evidence=evidence, derivation=how,
+                          probability=p)
     how.append(f"{days:.1f} days between their middles: {n} {unit}(s)")
     return WhenAnswer("between", length_text(n, n, unit), first.start, last.end, "duration", (n, n, unit),
-                      source=f"{sa}+{sb}", evidence=evidence, derivation=how)
+                      source=f"{sa}+{sb}", evidence=evidence, derivation=how, probability=p)
 
 
 def answer_length_between(question: str, rows_a: pd.DataFrame, rows_b: pd.DataFrame, now: datetime) -> WhenAnswer:

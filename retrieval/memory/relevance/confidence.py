@@ -1,0 +1,54 @@
+"""How sure an answer is, from the relevance model's probabilities, said first when it is more likely wrong than
+right: the memory's way of not answering wrong in silence.
+
+    rows = with_probabilities(execution, memory.relevance)    # each ranked row's P(evidence), column "evidence_p"
+    note = weak_evidence_note(answer, rows)                    # "weak evidence: ..." or None
+
+The model's row probabilities are calibrated on conversations it never saw (out of fold over the open data, the
+rows it gives 0.3-0.5 are evidence 38 % of the time, those above 0.7, 80 %: docs/relevance.md), so the line is drawn
+where the model itself says "more likely not": an answer whose evidence is evidence with probability under
+:data:`WEAK_EVIDENCE` (0.5, not tuned) says so, with the probability, before anything else. For a when-answer the
+probability is that of the row it was read from (of both rows for a length between two events); for rows shown,
+that of the likeliest. Without a relevance model the scores are not probabilities and nothing is said.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from retrieval.memory.answer_notes import WEAK_NOTE
+from retrieval.memory.relevance.rerank import Reranker
+from retrieval.memory.table_ops import Execution
+from retrieval.memory.when_answer import PROBABILITY, WhenAnswer
+
+WEAK_EVIDENCE = 0.5  # below it, the evidence is more likely not evidence: said first
+
+
+def with_probabilities(execution: Execution, second_stage) -> pd.DataFrame:
+    """The execution's rows, with each ranked row's probability of being evidence in :data:`PROBABILITY` when the
+    second stage is a relevance model (its scores are probabilities); the rows as they are otherwise."""
+    rows = execution.rows
+    if not isinstance(second_stage, Reranker) or not execution.scores or not len(rows):
+        return rows
+    return rows.assign(**{PROBABILITY: [execution.scores.get(i, math.nan) for i in rows.index]})
+
+
+def weak_evidence_note(answer: WhenAnswer | None, rows: pd.DataFrame, threshold: float = WEAK_EVIDENCE
+                       ) -> str | None:
+    """The warning for an answer whose evidence is more likely not evidence (probability under ``threshold``):
+    the when-``answer``'s own probability when it has one, else the likeliest of ``rows`` (with
+    :data:`PROBABILITY`); None when it is likely enough or there is no probability."""
+    if answer is not None and answer.answer is not None and answer.probability is not None:
+        if answer.probability >= threshold:
+            return None
+        return (f"{WEAK_NOTE} the answer {answer.answer!r} is read from evidence the relevance model gives "
+                f"probability {answer.probability:.2f} of being about the question: check it in the rows below")
+    if answer is not None or PROBABILITY not in rows or not rows[PROBABILITY].notna().any():
+        return None
+    best = float(rows[PROBABILITY].max())
+    if best >= threshold:
+        return None
+    return (f"{WEAK_NOTE} no row shown is likely about the question (the likeliest has probability {best:.2f} under "
+            "the relevance model)")

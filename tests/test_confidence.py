@@ -1,0 +1,91 @@
+"""An answer whose evidence the relevance model finds more likely not evidence says so first, with the probability;
+a hand-tuned memory, whose scores are no probabilities, says nothing of the kind."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+import pandas as pd
+import pytest
+from test_train_dialogue_retriever import sample
+
+from models.dual_encoder import load_encoder
+from retrieval.data.locomo_qa import sample_utterances
+from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, weak_evidence_note, with_probabilities
+from retrieval.memory.relevance.features import FEATURES
+from retrieval.memory.relevance.model import RelevanceModel
+from retrieval.memory.relevance.rerank import Reranker
+from retrieval.memory.table_ops import Execution
+from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.when_answer import PROBABILITY, WhenAnswer
+from retrieval.memory.when_between import answer_between
+
+
+def constant(p: float) -> Reranker:
+    """A relevance model that gives every candidate probability ``p``."""
+    n = len(FEATURES)
+    return Reranker(RelevanceModel([0.0] * n, [1.0] * n, [0.0] * n, math.log(p / (1 - p)), 0.5, "threshold"))
+
+
+@pytest.fixture(scope="module")
+def table(tiny_backbone):
+    return ConversationTable.from_utterances(sample_utterances(sample("conv-1", ("Gus", "Hal"))),
+                                             load_encoder(tiny_backbone), turns=True)
+
+
+def weak(result) -> list[str]:
+    return [w for w in result.warnings if w.startswith("weak evidence:")]
+
+
+def test_a_when_answer_from_unlikely_evidence_says_so_first(table):
+    result = TemporalMemory(table, relevance=constant(0.2), evidence_rule="top").ask(
+        "When did Gus spend the week on chess?")
+    assert result.answer is not None and result.answer.answer
+    assert result.answer.probability == pytest.approx(0.2)
+    assert result.warnings[0].startswith("weak evidence:") and "0.20" in result.warnings[0]
+    assert result.to_dict()["answer"]["probability"] == pytest.approx(0.2)
+    sure = TemporalMemory(table, relevance=constant(0.8), evidence_rule="top").ask(
+        "When did Gus spend the week on chess?")
+    assert sure.answer.probability == pytest.approx(0.8) and not weak(sure)
+
+
+def test_rows_none_of_which_is_likely_evidence_say_so(table):
+    result = TemporalMemory(table, relevance=constant(0.3)).ask("What did Hal spend the week on, surfing?")
+    assert result.ids and weak(result) and "no row shown" in weak(result)[0]
+    assert not weak(TemporalMemory(table, relevance=constant(0.9)).ask("What did Hal spend the week on, surfing?"))
+
+
+def test_the_hand_tuned_ranking_has_no_probability_to_warn_with(table):
+    memory = TemporalMemory(table)
+    for question in ("When did Gus spend the week on chess?", "What did Hal spend the week on, surfing?"):
+        result = memory.ask(question)
+        assert not weak(result)
+        assert result.answer is None or result.answer.probability is None
+    assert PROBABILITY not in memory.when_evidence("When did Gus spend the week on chess?")
+
+
+def test_probabilities_join_the_rows_only_for_a_relevance_model():
+    rows = pd.DataFrame({"text": ["a", "b"]}, index=[4, 7])
+    execution = Execution(rows=rows, scores={4: 0.9, 7: 0.1})
+    assert with_probabilities(execution, constant(0.5))[PROBABILITY].tolist() == [0.9, 0.1]
+    assert PROBABILITY not in with_probabilities(execution, None)
+
+
+def test_the_note_reads_the_answer_first_then_the_rows():
+    at = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    rows = pd.DataFrame({PROBABILITY: [0.2, 0.1]})
+    assert weak_evidence_note(WhenAnswer("when", "1 May 2024", at, at, probability=0.9), rows) is None
+    assert weak_evidence_note(WhenAnswer("when", "1 May 2024", at, at, probability=WEAK_EVIDENCE - 0.01), rows)
+    assert weak_evidence_note(WhenAnswer("when", None), rows) is None  # no answer: other notes say why
+    assert "0.20" in weak_evidence_note(None, rows)
+    assert weak_evidence_note(None, pd.DataFrame({"text": ["a"]})) is None
+
+
+def test_a_length_between_two_events_needs_both_rows_to_be_evidence():
+    stamp = [pd.Timestamp("2024-05-01T10:00", tz="UTC"), pd.Timestamp("2024-05-11T10:00", tz="UTC")]
+    rows = [pd.DataFrame({"speaker": ["A"], "text": ["x"], "timestamp": [s], "event_start": [pd.NaT],
+                          PROBABILITY: [p]}, index=[n]) for n, (s, p) in enumerate(zip(stamp, (0.9, 0.5)))]
+    answer = answer_between(*rows)
+    assert answer.duration == (10, 10, "day") and answer.probability == pytest.approx(0.45)
