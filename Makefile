@@ -63,9 +63,12 @@ results: setup
 	$(RUN) eval.locomo_temporal --folds 5 --output runs/results/locomo_temporal.json \
 	    --results results/locomo_temporal.json
 	$(RUN) eval.trends --output runs/results/trends.json --results results/trends.json
-	$(RUN) eval.user_trial --output runs/results/user_trial.json --results results/user_trial.json
-	$(RUN) eval.user_trial --chat eval/trial_heldout/chat.jsonl --questions eval/trial_heldout/questions.jsonl \
-	    --output runs/results/user_trial_heldout.json --results results/user_trial_heldout.json
+	$(RUN) train.memory_relevance --config configs/memory_relevance.yaml
+	$(RUN) eval.user_trial --relevance runs/memory_relevance --output runs/results/user_trial.json \
+	    --results results/user_trial.json
+	$(RUN) eval.user_trial --relevance runs/memory_relevance --chat eval/trial_heldout/chat.jsonl \
+	    --questions eval/trial_heldout/questions.jsonl --output runs/results/user_trial_heldout.json \
+	    --results results/user_trial_heldout.json
 	$(MAKE) results-table
 
 results-table: setup
