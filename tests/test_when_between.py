@@ -46,3 +46,14 @@ def test_a_stated_length_answers_first():
                  ("I quit last week.", datetime(2023, 8, 2, tzinfo=timezone.utc)))
     a = answer_length_between("How long did Ann work at the bank before she quit?", f.iloc[:1], f.iloc[1:], NOW)
     assert (a.kind, a.answer, a.duration) == ("between", "3 years", (3, 3, "year"))
+
+
+def test_a_length_the_first_events_row_states_of_something_else_does_not_answer_how_long_after():
+    f = frame_of(("We adopted her on Sunday! She hid under the sofa for a day.", datetime(2025, 3, 12,
+                                                                                         tzinfo=timezone.utc)),
+                 ("The X-ray on Thursday showed nothing.", datetime(2025, 4, 22, tzinfo=timezone.utc)))
+    a = answer_length_between("How long after we adopted her did she have the X-ray?", f.iloc[:1], f.iloc[1:], NOW)
+    assert a.duration == (39, 39, "day")  # Sunday 9 March to Thursday 17 April, not "a day"
+    b = answer_length_between("How many days passed between the adoption and the X-ray?", f.iloc[:1], f.iloc[1:],
+                              NOW)
+    assert b.duration == (39, 39, "day")

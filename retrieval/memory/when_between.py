@@ -61,6 +61,13 @@ def between_parts(question: str) -> tuple[str, str] | None:
     return a, b
 
 
+def measures_first_event(question: str) -> bool:
+    """Whether the question's first event is its own clause, whose length it may ask ("how long did John work
+    there before he quit?"), not a point it measures from ("how long after we adopted Miso did she ...?", "how
+    many weeks passed between X and Y?")."""
+    return not (_BETWEEN.match(question) or _AFTER.match(question)) and bool(_BEFORE.match(question))
+
+
 def asked_unit(question: str) -> str | None:
     """The unit a question asks its length in ("how many weeks ..."), or None."""
     m = re.search(rf"\bhow\s+many\s+({UNIT})\b", question, re.I)
@@ -118,11 +125,13 @@ def answer_between(rows_a: pd.DataFrame, rows_b: pd.DataFrame, unit: str | None 
 
 
 def answer_length_between(question: str, rows_a: pd.DataFrame, rows_b: pd.DataFrame, now: datetime) -> WhenAnswer:
-    """A ``between`` question answered: the length the first event's evidence states itself ("I worked there for
-    3 years before I quit"), else the length between the two events (:func:`answer_between`), else, with evidence
+    """A ``between`` question answered: the length the first event's evidence states itself when the question asks
+    it (:func:`measures_first_event`: "I worked there for 3 years before I quit"), else the length between the two
+    events (:func:`answer_between`), else, with evidence
     for one event only, that event's length as a how-long question's."""
     first = pick_evidence(rows_a)
-    out = None if states_length(first) else answer_between(rows_a, rows_b, asked_unit(question))
+    own = states_length(first) and measures_first_event(question)
+    out = None if own else answer_between(rows_a, rows_b, asked_unit(question))
     if out is None or out.answer is None:
         out = answer_from_evidence("how_long", rows_a, now)
         out.derivation.insert(0, "the length the first event's evidence gives (how long)")
