@@ -17,6 +17,7 @@ from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, weak_evidence_n
 from retrieval.memory.relevance.features import FEATURES
 from retrieval.memory.relevance.model import RelevanceModel
 from retrieval.memory.relevance.rerank import Reranker
+from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import Execution
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import PROBABILITY, WhenAnswer
@@ -39,9 +40,13 @@ def weak(result) -> list[str]:
     return [w for w in result.warnings if w.startswith("weak evidence:")]
 
 
-def test_a_when_answer_from_unlikely_evidence_says_so_first(table):
+def test_a_when_answer_from_unlikely_evidence_says_so_first(table, capsys):
     result = TemporalMemory(table, relevance=constant(0.2), evidence_rule="top").ask(
         "When did Gus spend the week on chess?")
+    print_result(result, as_json=False)
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("warning: weak evidence:")  # right after the question
+    assert any(line.startswith("answer: ") and "evidence probability 0.20" in line for line in out)
     assert result.answer is not None and result.answer.answer
     assert result.answer.probability == pytest.approx(0.2)
     assert result.warnings[0].startswith("weak evidence:") and "0.20" in result.warnings[0]

@@ -122,7 +122,7 @@ def when_html(answer: WhenAnswer | None) -> str:
     else:
         span = f" [{answer.start:%Y-%m-%d %H:%M}, {answer.end:%Y-%m-%d %H:%M})" if answer.start and answer.end else ""
         head = (f'<p class="when-answer"><b>{esc(answer.answer)}</b>{esc(span)} '
-                f'<span class="note">({esc(answer.granularity or "")} from {esc(answer.source)})</span></p>')
+                f'<span class="note">({esc(answer.granularity or "")} from {esc(answer.provenance)})</span></p>')
     steps = "".join(f"<li>{esc(s)}</li>" for s in answer.derivation)
     evidence = ""
     if answer.evidence is not None and len(answer.evidence):

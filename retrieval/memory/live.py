@@ -173,7 +173,7 @@ def answer_line(memory: TemporalMemory, question: str, now: datetime, backend: L
     if result.answer is not None:
         a = result.answer
         span = f" [{a.start:%Y-%m-%d %H:%M}, {a.end:%Y-%m-%d %H:%M})" if a.start and a.end else ""
-        print(f"when: {a.answer or 'no date could be given'}{span} (from {a.source})", file=out)
+        print(f"when: {a.answer or 'no date could be given'}{span} (from {a.provenance})", file=out)
         for line in a.derivation:
             print(f"  # {line}", file=out)
     print(f"{len(result.rows)} rows" + (f", the first {max_rows}:" if len(result.rows) > max_rows else ":"), file=out)

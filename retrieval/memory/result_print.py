@@ -26,7 +26,7 @@ def print_result(result, as_json: bool) -> None:
     if result.answer is not None:
         a = result.answer
         print(f"answer: {a.answer}  [{a.start and a.start.isoformat()}, {a.end and a.end.isoformat()}) "
-              f"{a.granularity or ''} from {a.source}")
+              f"{a.granularity or ''} from {a.provenance}")
         for line in a.derivation:
             print(f"  # {line}")
     for name, counts in result.execution.counts.items():

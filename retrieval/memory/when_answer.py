@@ -104,6 +104,13 @@ class WhenAnswer:
     derivation: list[str] = field(default_factory=list)
     probability: float | None = None  # P(the rows it comes from are evidence), given a relevance model
 
+    @property
+    def provenance(self) -> str:
+        """Where the answer came from, as printed: its source and, given a relevance model, the probability that its
+        evidence is evidence ("event_time, evidence probability 0.62")."""
+        p = "" if self.probability is None else f", evidence probability {self.probability:.2f}"
+        return f"{self.source}{p}"
+
     def to_dict(self) -> dict:
         ev = [] if self.evidence is None else [
             {"response_idx": int(i), "timestamp": r["timestamp"].isoformat(), "speaker": r["speaker"],
