@@ -94,3 +94,40 @@ def test_a_length_between_two_events_needs_both_rows_to_be_evidence():
                           PROBABILITY: [p]}, index=[n]) for n, (s, p) in enumerate(zip(stamp, (0.9, 0.5)))]
     answer = answer_between(*rows)
     assert answer.duration == (10, 10, "day") and answer.probability == pytest.approx(0.45)
+
+
+def test_reliability_bins_compare_probability_with_the_share_of_evidence():
+    import numpy as np
+
+    from eval.relevance_calibration import reliability, warnings_by_source
+    from retrieval.memory.relevance.example import Example
+
+    p = np.array([0.01, 0.02, 0.6, 0.6, 0.8])
+    y = np.array([0.0, 0.0, 1.0, 0.0, 1.0])
+    got = reliability(p, y, (0.0, 0.5, 1.0))
+    assert [b["rows"] for b in got["bins"]] == [2, 3]
+    assert got["bins"][1]["evidence_share"] == pytest.approx(2 / 3, abs=1e-4)
+    assert got["ece"] == pytest.approx(2 * 0.015 / 5, abs=1e-4)  # the second bin is right on
+    sure = Example("1", "s", "q", [1, 2], np.zeros((2, 1)), frozenset({1}), 2, cut=False, asks_when=False)
+    unsure = Example("1", "s", "q2", [3, 4], np.zeros((2, 1)), frozenset({9}), 2, cut=False, asks_when=False)
+    counts = warnings_by_source([sure, unsure], [np.array([0.9, 0.1]), np.array([0.3, 0.2])])
+    assert counts["s"] == {"questions": 2, "misses": 1, "misses_warned": 1, "hits": 1, "hits_warned": 0}
+
+
+def test_the_calibration_command_reports_and_draws(tmp_path, tiny_backbone, capsys):
+    import json
+
+    from test_train_dialogue_retriever import sample
+
+    from eval.relevance_calibration import main
+
+    locomo = tmp_path / "locomo.json"
+    locomo.write_text(json.dumps([sample(f"conv-{n}", pair) for n, pair in
+                                  zip((1, 2, 3), (("Ann", "Bob"), ("Cy", "Di"), ("Eve", "Fay")))]))
+    out = tmp_path / "calibration.json"
+    assert main(["--locomo", str(locomo), "--zyphra-dir", "", "--folds", "3", "--encoder", tiny_backbone,
+                 "--cache-dir", "", "--output", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["folds"] == 3 and sum(b["rows"] for b in report["reliability"]["bins"]) == report["rows"] > 0
+    assert set(report["warnings"]) <= {"locomo/1", "locomo/2", "locomo/3", "locomo/4"}
+    assert out.with_suffix(".png").stat().st_size > 0 and "ECE" in capsys.readouterr().out
