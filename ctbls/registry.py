@@ -90,6 +90,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("eval", "trends", "eval.trends:main", "trend counts against topics planted at known rates"),
     Command("eval", "user-trial", "eval.user_trial:main", "a hand-written chat and its questions, on both memories"),
     Command("eval", "memory-engines", "eval.memory_engines:main", "the memory's figures on each storage engine"),
+    Command("eval", "relevance-calibration", "eval.relevance_calibration:main",
+            "the relevance model's calibration and its weak-evidence warning, by folds"),
     Command("eval", "results-table", "eval.results_table:main", "README's results table, from results/*.json"),
     Command("memory", "ask", "", "ask a chat log (--log FILE) or a living memory (--memory DIR)", ("ask",),
             LOG_OR_MEMORY),
