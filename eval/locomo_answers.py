@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 import numpy as np
-import pandas as pd
 
 from eval.generation import generate_all
 from eval.relevance_folds import fold_relevance, model_for, with_relevance
@@ -50,7 +49,7 @@ from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.event_time import event_counts
 from retrieval.memory.planner import parse_margin
-from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, weak_evidence_note
+from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, answer_is_weak
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import (
     EVIDENCE_DEPTH,
@@ -82,8 +81,7 @@ class Prediction:
 
 
 def from_answer(a: WhenAnswer) -> Prediction:
-    warned = weak_evidence_note(a, pd.DataFrame()) is not None if a.probability is not None else None
-    return Prediction(a.answer, a.start and a.start.date(), a.end and a.end.date(), a.duration, warned)
+    return Prediction(a.answer, a.start and a.start.date(), a.end and a.end.date(), a.duration, answer_is_weak(a))
 
 
 def from_gold_time(text: str, t: GoldTime | None) -> Prediction:

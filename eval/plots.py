@@ -90,11 +90,7 @@ def grouped_bars(path: str | Path, panels: Sequence[Panel], title: str,
                  colours: Mapping[str, str] | None = None) -> Path:
     """Draw ``panels`` (side by side when they are small, else one above the other), each a group of bars per
     x tick; one legend right of the panels when they share their series, else one beside each panel."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only, no display
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     panels = [p for p in panels if p.groups]
     bars = max(len(p.groups) * len(_series(p)) for p in panels)
     shared = len({tuple(_series(p)) for p in panels}) == 1
@@ -112,10 +108,25 @@ def grouped_bars(path: str | Path, panels: Sequence[Panel], title: str,
     if shared:
         handles, labels = axes.flat[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 0.93), fontsize=9, frameon=False)
+    return save_figure(fig, path)
+
+
+def pyplot():
+    """matplotlib's pyplot, drawing to files only (no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` atomically, then close it."""
     try:
         return save_with(lambda partial: fig.savefig(partial, dpi=110, bbox_inches="tight"), path)
     finally:
-        plt.close(fig)
+        pyplot().close(fig)
 
 
 # ---- the evaluations' charts --------------------------------------------------------------------------------
@@ -229,3 +240,17 @@ def response_chart(results: Mapping, path: str | Path) -> Path:
     d = results["_data"]
     return grouped_bars(path, panels, f"Responses against the reference answers: ROUGE by knowledge and table "
                         f"setting ({d['turns']} turns of {d['conversations']} conversations; LLM {d['llm']})")
+
+
+def reliability_chart(report: Mapping, path: str | Path) -> Path:
+    """eval.relevance_calibration: each probability bin's share of evidence against its mean probability, beside
+    the diagonal of perfect calibration and the weak-evidence line."""
+    bins = report["reliability"]["bins"]
+    fig, ax = pyplot().subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", label="perfectly calibrated")
+    ax.plot([b["mean_p"] for b in bins], [b["evidence_share"] for b in bins], marker="o", label="relevance model")
+    ax.axvline(report["weak_evidence"], color="tab:red", linewidth=0.8, label="weak-evidence line")
+    ax.set(xlabel="mean probability of the bin", ylabel="share of its rows that are evidence", xlim=(0, 1),
+           ylim=(0, 1), title=f"Out of fold ({report['folds']} folds), ECE {report['reliability']['ece']:.3f}")
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    return save_figure(fig, path)

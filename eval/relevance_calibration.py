@@ -20,13 +20,12 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from eval.plots import write_chart
+from eval.plots import reliability_chart, write_chart
 from models.dual_encoder import load_encoder
-from retrieval.atomic import save_with, write_json
+from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS, run_cli
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
@@ -92,27 +91,6 @@ def evaluate(args: CalibrationArguments) -> dict:
     y = np.concatenate([e.y for e in questions if len(e.ids)])
     return {"folds": args.folds, "questions": len(questions), "rows": int(len(p)), "weak_evidence": WEAK_EVIDENCE,
             "reliability": reliability(p, y), "warnings": warnings_by_source(questions, probabilities)}
-
-
-def reliability_chart(report: dict, path: str | Path) -> Path:
-    """The reliability diagram: each bin's share of evidence against its mean probability, the diagonal beside."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    bins = report["reliability"]["bins"]
-    fig, ax = plt.subplots(figsize=(5, 5))
-    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", label="perfectly calibrated")
-    ax.plot([b["mean_p"] for b in bins], [b["evidence_share"] for b in bins], marker="o", label="relevance model")
-    ax.axvline(report["weak_evidence"], color="tab:red", linewidth=0.8, label="weak-evidence line")
-    ax.set(xlabel="mean probability of the bin", ylabel="share of its rows that are evidence", xlim=(0, 1),
-           ylim=(0, 1), title=f"Out of fold ({report['folds']} folds), ECE {report['reliability']['ece']:.3f}")
-    ax.legend(loc="upper left", fontsize=8, frameon=False)
-    try:
-        return save_with(lambda partial: fig.savefig(partial, dpi=110, bbox_inches="tight"), path)
-    finally:
-        plt.close(fig)
 
 
 def print_report(report: dict) -> None:

@@ -309,7 +309,8 @@ class TemporalMemory:
         if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between)
             first, second = parts
             answer = answer_length_between(asked, self.when_evidence(first, now), self.when_evidence(second, now), now)
-        weak = weak_evidence_note(answer, with_probabilities(execution, self.relevance))  # said first
+        shown = execution.rows if answer is not None else with_probabilities(execution, self.relevance)
+        weak = weak_evidence_note(answer, shown)  # said first
         plan.notes[:0] = [weak] if weak else []
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 

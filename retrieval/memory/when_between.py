@@ -43,9 +43,14 @@ _HOW_PREFIX = re.compile(rf"^\W*{HOW}\s+(?:(?:has|have|had|did|was|were|is|are|d
                          r"it|between)\s+)*", re.I)
 
 
+def _two_events(question: str) -> re.Match | None:
+    """The pattern a question names two events by: "between X and Y", "how long after X did Y", "X before Y"."""
+    return _BETWEEN.match(question) or _AFTER.match(question) or _BEFORE.match(question)
+
+
 def between_parts(question: str) -> tuple[str, str] | None:
     """The two events a how-long question measures between, or None when it names one (see the module)."""
-    m = _BETWEEN.match(question) or _AFTER.match(question) or _BEFORE.match(question)
+    m = _two_events(question)
     if not m:
         return None
     a, b = m.group("a").strip(), m.group("b").strip()
@@ -65,7 +70,8 @@ def measures_first_event(question: str) -> bool:
     """Whether the question's first event is its own clause, whose length it may ask ("how long did John work
     there before he quit?"), not a point it measures from ("how long after we adopted Miso did she ...?", "how
     many weeks passed between X and Y?")."""
-    return not (_BETWEEN.match(question) or _AFTER.match(question)) and bool(_BEFORE.match(question))
+    m = _two_events(question)
+    return m is not None and m.re is _BEFORE
 
 
 def asked_unit(question: str) -> str | None:

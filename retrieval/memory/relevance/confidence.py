@@ -35,17 +35,25 @@ def with_probabilities(execution: Execution, second_stage) -> pd.DataFrame:
     return rows.assign(**{PROBABILITY: [execution.scores.get(i, math.nan) for i in rows.index]})
 
 
+def answer_is_weak(answer: WhenAnswer, threshold: float = WEAK_EVIDENCE) -> bool | None:
+    """Whether a when-``answer`` is read from evidence under ``threshold`` (False without an answer); None without a
+    probability (no relevance model: nothing to say)."""
+    if answer.probability is None:
+        return None
+    return answer.answer is not None and answer.probability < threshold
+
+
 def weak_evidence_note(answer: WhenAnswer | None, rows: pd.DataFrame, threshold: float = WEAK_EVIDENCE
                        ) -> str | None:
     """The warning for an answer whose evidence is more likely not evidence (probability under ``threshold``):
-    the when-``answer``'s own probability when it has one, else the likeliest of ``rows`` (with
+    a when-``answer`` by its own probability (:func:`answer_is_weak`), else by the likeliest of ``rows`` (with
     :data:`PROBABILITY`); None when it is likely enough or there is no probability."""
-    if answer is not None and answer.answer is not None and answer.probability is not None:
-        if answer.probability >= threshold:
+    if answer is not None:
+        if not answer_is_weak(answer, threshold):
             return None
         return (f"{WEAK_NOTE} the answer {answer.answer!r} is read from evidence the relevance model gives "
                 f"probability {answer.probability:.2f} of being about the question: check it in the rows below")
-    if answer is not None or PROBABILITY not in rows or not rows[PROBABILITY].notna().any():
+    if PROBABILITY not in rows or not rows[PROBABILITY].notna().any():
         return None
     best = float(rows[PROBABILITY].max())
     if best >= threshold:
