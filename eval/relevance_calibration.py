@@ -27,7 +27,7 @@ from eval.plots import reliability_chart, write_chart
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.jsonio import INPUT_ERRORS, run_cli
+from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.relevance.confidence import WEAK_EVIDENCE
 from retrieval.memory.relevance.example import Example
@@ -82,6 +82,8 @@ def warnings_by_source(questions: Sequence[Example], probabilities: Sequence[np.
 
 
 def evaluate(args: CalibrationArguments) -> dict:
+    if args.folds < 2:  # said before the examples are made (minutes), not after
+        raise DataError(f"--folds {args.folds}: need at least 2 folds")
     by_conversation = examples(load_encoder(args.encoder), args.locomo or None, args.zyphra_dir or None,
                                args.cache_dir or None)
     questions = [e for got in by_conversation.values() for e in got]

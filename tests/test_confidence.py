@@ -131,3 +131,10 @@ def test_the_calibration_command_reports_and_draws(tmp_path, tiny_backbone, caps
     assert report["folds"] == 3 and sum(b["rows"] for b in report["reliability"]["bins"]) == report["rows"] > 0
     assert set(report["warnings"]) <= {"locomo/1", "locomo/2", "locomo/3", "locomo/4"}
     assert out.with_suffix(".png").stat().st_size > 0 and "ECE" in capsys.readouterr().out
+
+
+def test_the_calibration_command_refuses_too_few_folds_at_once(capsys):
+    from eval.relevance_calibration import main
+
+    assert main(["--folds", "1", "--locomo", "/no/such.json", "--zyphra-dir", ""]) == 2
+    assert "--folds 1" in capsys.readouterr().err
