@@ -63,10 +63,11 @@ results: setup
 	$(RUN) eval.locomo_temporal --folds 5 --output runs/results/locomo_temporal.json \
 	    --results results/locomo_temporal.json
 	$(RUN) eval.trends --output runs/results/trends.json --results results/trends.json
-	$(RUN) train.memory_relevance --config configs/memory_relevance.yaml
-	$(RUN) eval.user_trial --relevance runs/memory_relevance --output runs/results/user_trial.json \
-	    --results results/user_trial.json
-	$(RUN) eval.user_trial --relevance runs/memory_relevance --chat eval/trial_heldout/chat.jsonl \
+	# the packaged relevance model, trained again (the same weights from the same data and code), then the trials
+	# asked with it, the default of every memory command
+	$(RUN) train.memory_relevance --config configs/memory_relevance.yaml --package-dir retrieval/memory/relevance/packaged
+	$(RUN) eval.user_trial --output runs/results/user_trial.json --results results/user_trial.json
+	$(RUN) eval.user_trial --chat eval/trial_heldout/chat.jsonl \
 	    --questions eval/trial_heldout/questions.jsonl --output runs/results/user_trial_heldout.json \
 	    --results results/user_trial_heldout.json
 	$(MAKE) results-table

@@ -28,10 +28,10 @@ A wrong answer whose result carries no warning (``TemporalResult.warnings``: wor
 evidence) is also counted as **wrong without saying so**; a right answer that carries one, as **right, with a
 warning** (what the warnings cost).
 
-With ``--relevance FOLDER`` both memories re-rank with the relevance model (trained on the open data, never on a
-trial chat), whose answers say first when their evidence is more likely not evidence
+Both memories re-rank with the relevance model (``--relevance``: by default the packaged one, trained on the open
+data, never on a trial chat), whose answers say first when their evidence is more likely not evidence
 (:mod:`retrieval.memory.relevance.confidence`); the file-based memory with the hand-tuned ranking is asked in the
-same run as the baseline row.
+same run as the baseline row. ``--relevance none`` asks both with the hand-tuned ranking only.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl, run_cli
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.live import import_log
-from retrieval.memory.relevance.rerank import second_stage
+from retrieval.memory.relevance.rerank import Reranker, second_stage
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import EVIDENCE_RULE
 
@@ -77,8 +77,9 @@ class TrialArguments:
     engines: list[str] = option(list(ENGINES), "file: the log read as ask --log reads it; living: imported into a "
                                 "new living memory as ctbls memory import does", choices=ENGINES)
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
-    relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance; trained on the "
-        "open data, never on a trial chat): both memories re-rank and cut with it (default: the hand-tuned cut)")
+    relevance: str = option("auto", "the relevance model both memories re-rank and cut with (trained on the open "
+        "data, never on a trial chat): auto (the packaged one, for the packaged encoder), packaged, none (the "
+        "hand-tuned cut) or a folder")
     output: str | None = option(None, "write every question's answer and verdict as JSON here")
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
 
@@ -127,8 +128,8 @@ def verdict(key: dict, result, positions: dict[str, int]) -> tuple[str, dict]:
     return ("partly" if hit else "wrong"), seen
 
 
-def open_engine(engine: str, chat: str, encoder, scratch: Path, relevance: str | None = None) -> TemporalMemory:
-    second, rule = second_stage(relevance, EVIDENCE_RULE)
+def open_engine(engine: str, chat: str, encoder, scratch: Path, second: Reranker | None = None,
+                rule: str = EVIDENCE_RULE) -> TemporalMemory:
     if engine == "file":
         return TemporalMemory.from_file(chat, encoder=encoder, cache_dir=None, relevance=second, evidence_rule=rule)
     memory = TemporalMemory.open(scratch / "living", encoder=encoder, create=True, relevance=second,
@@ -185,15 +186,17 @@ def run(args: TrialArguments) -> dict:
     unknown = sorted(named - set(positions))
     if unknown:
         raise DataError(f"{args.questions}: keys name turns the chat does not have: {unknown[:10]}")
-    report = {"chat": args.chat, "relevance": args.relevance, "questions": args.questions, "turns": len(utterances),
+    second, rule = second_stage(args.relevance, EVIDENCE_RULE, encoder.identity)
+    report = {"chat": args.chat, "relevance": args.relevance if second is not None else None,
+              "questions": args.questions, "turns": len(utterances),
               "sessions": len({u.session for u in utterances}), "engines": {}}
     with tempfile.TemporaryDirectory(prefix="ctbls-trial-") as scratch:
         for engine in args.engines:
-            memory = open_engine(engine, args.chat, encoder, Path(scratch), args.relevance)
+            memory = open_engine(engine, args.chat, encoder, Path(scratch), second, rule)
             answers = ask_all(memory, questions, positions)
             memory.close()
             report["engines"][engine] = {"summary": tally(answers, questions), "answers": answers}
-        if args.relevance:  # the hand-tuned ranking beside it, in the same run
+        if second is not None:  # the hand-tuned ranking beside it, in the same run
             memory = open_engine("file", args.chat, encoder, Path(scratch))
             answers = ask_all(memory, questions, positions)
             memory.close()

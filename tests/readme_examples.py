@@ -175,6 +175,7 @@ CHECKS: list[Check] = [
     Check("python -m train.memory_relevance --config configs/memory_relevance.yaml", "parse",
           "a minute; tests/test_relevance.py trains it on a tiny file"),
     Check(r"--relevance runs/memory_relevance", "parse", "needs the model trained above (runs/memory_relevance)"),
+    Check(r"--relevance packaged \"When did Melanie", "run", verify=(contains("evidence probability"),)),
     Check(r"--folds 5 --(output|latency-sample)", "parse", "minutes each: the fold figures of docs/relevance.md"),
     Check("python -m benchmarks.relevance_cost", "parse", "a benchmark: a minute with the cross-encoder rows"),
     Check("python -m benchmarks.service_load", "parse", "long: 50 clients for 60 s, twice, and a killed server"),

@@ -231,7 +231,7 @@ def test_the_relevance_model_counts_a_trend(docs_file, tmp_path, rule):
     samples = result.periods[2].samples
     assert len(samples) == 3 and all(s["score"] > 0.9 for s in samples)  # the samples carry the probabilities
     with pytest.raises(ValueError, match="needs relevance"):
-        TrendConfig(threshold="relevance")
+        TrendConfig(threshold="relevance", relevance="")
 
 
 def test_enumerate_periods_covers_the_window():

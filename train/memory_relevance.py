@@ -53,6 +53,8 @@ class MemoryRelevanceArguments:
     cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
     inner_folds: int = option(INNER_FOLDS, "leave-conversations-out folds that choose the cut")
     c: float = option(C, "the logistic regression's inverse L2 strength")
+    package_dir: str | None = option(None, "also write the model and its card (no examples) here: "
+        "retrieval/memory/relevance/packaged is the model the memory's commands use by default (--relevance auto)")
 
 
 def example_json(e: Example) -> dict:
@@ -115,12 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     train = cached_examples(args, keys, encoder)
     model = fit_with_cut(train, args.inner_folds, args.c)
     model = replace(model, training={**model.training, "encoder": encoder.identity})
-    folder = model.save(args.output_dir, model_card(model, args))
+    folder = model.save(args.output_dir, model_card(model, args.output_dir))
+    if args.package_dir:
+        model.save(args.package_dir, model_card(model, args.package_dir))
     write_config(args)
     print(f"relevance model: {model.training['questions']} questions of conversations "
           f"{', '.join(model.training['conversations'])}; cut: {model.cut}"
           f"{f' at P >= {model.threshold}' if model.cut == 'threshold' else ''} (inner-fold mean F2 by cut "
-          f"{model.training['inner_f2_by_cut']}); wrote {folder}")
+          f"{model.training['inner_f2_by_cut']}); wrote {folder}"
+          f"{f' and {args.package_dir}' if args.package_dir else ''}")
     return 0
 
 

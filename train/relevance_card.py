@@ -3,13 +3,20 @@ is, what it was trained on, its weights, its cut, how to load it, and where its 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 
 from retrieval.memory.relevance.model import RelevanceModel
+from retrieval.memory.relevance.rerank import PACKAGED, PACKAGED_MODEL
 
 
-def model_card(model: RelevanceModel, args) -> str:
+def model_card(model: RelevanceModel, folder: str) -> str:
+    """The card of ``model`` saved in ``folder`` (the packaged folder is loaded as ``--relevance packaged``)."""
     t = model.training
+    packaged = Path(folder).resolve() == PACKAGED_MODEL.resolve()
+    name = PACKAGED if packaged else folder
+    load = "PACKAGED_MODEL" if packaged else repr(str(folder))
     front = {"library_name": "ctbls", "language": "en",
              "tags": ["reranker", "conversational-memory", "logistic-regression"],
              "datasets": ["LoCoMo", "Zyphra/TemporalMemoryDataset"], "license": "cc-by-nc-4.0",
@@ -33,13 +40,13 @@ one).
 
 ```python
 from retrieval.memory.relevance.model import RelevanceModel
-from retrieval.memory.relevance.rerank import Reranker
+from retrieval.memory.relevance.rerank import {"PACKAGED_MODEL, " if packaged else ""}Reranker
 
-model = RelevanceModel.load("{args.output_dir}")
+model = RelevanceModel.load({load})
 second_stage = Reranker(model)   # TemporalMemory(..., relevance=second_stage, evidence_rule="top")
 ```
 
-or `ctbls memory ask --log LOG --relevance {args.output_dir} "..."`. The file is plain JSON (`relevance.json`): the
+or `ctbls memory ask --log LOG --relevance {name} "..."`. The file is plain JSON (`relevance.json`): the
 features' means and scales, the weights, the intercept and the cut; nothing is unpickled.
 
 ## Training

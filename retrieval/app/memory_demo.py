@@ -136,7 +136,7 @@ class MemoryDemo:
         self.memories: dict[str, TemporalMemory] = {}
         # A relevance model folder: every memory re-ranks and cuts with it (retrieval.memory.relevance); None: the
         # hand-tuned ranking. Loaded now, so a folder that is no model is said at start, not at the first question.
-        self.relevance, self.evidence_rule = second_stage(relevance, EVIDENCE_RULE)
+        self.relevance, self.evidence_rule = second_stage(relevance, EVIDENCE_RULE, encoder.identity)
 
     def memory(self, label: str) -> TemporalMemory:
         """The memory of a shipped or uploaded log (read and embedded on first use)."""

@@ -126,9 +126,9 @@ class AppArguments:
     sqa_tracker: str | None = option(help="SQA tracker with its state re-ranker (default: make demo's)",
                                      default_factory=lambda: _demo_default("state_tracker_sqa"))
     encoder: str | None = option(None, "the memory's dual encoder (default: the packaged MiniLM)")
-    relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance): the memory "
-        "tabs re-rank and cut with it and answer when-questions from its best row (the Trends tab keeps its "
-        "threshold: the model counts topics worse, docs/trends.md)")
+    relevance: str = option("auto", "the relevance model the memory tabs re-rank and cut with and answer "
+        "when-questions from: auto (the packaged one, for the packaged encoder), packaged, none (the hand-tuned "
+        "ranking) or a folder (the Trends tab keeps its threshold: the model counts topics worse, docs/trends.md)")
     llm: str | dict = option("smollm2", "LLM for table answers and trend reports ('none': extractive only)")
     split: str = option("test", "OTT-QA's split: its tables and conversations", choices=("train", "val", "test"))
     sqa_split: str = option("validation", "SQA's split: its sequences", choices=("train", "dev", "validation"))

@@ -42,12 +42,11 @@ from retrieval.llm.base import LLMBackend
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.memory_folder import MemoryFolder
-from retrieval.memory.relevance.rerank import second_stage
+from retrieval.memory.relevance.rerank import AUTO, use_relevance
 from retrieval.memory.result_print import print_result
 from retrieval.memory.snapshot import newest_readable
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.temporal_result import TemporalResult
-from retrieval.memory.when_answer import EVIDENCE_RULE
 
 
 @dataclass(kw_only=True)
@@ -60,8 +59,9 @@ class MemoryArguments:
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
     precision: str = option("fp32", "encoder precision of a new memory (bf16: weights cast, about 3x faster on a "
                             "CPU with bf16 units); an existing memory uses its own", choices=PRECISIONS)
-    relevance: str | None = option(None, "ask and chat: a relevance model folder (python -m train.memory_relevance) "
-        "that re-ranks and cuts the content ranking's candidates (default: none, the hand-tuned margin cut)")
+    relevance: str = option(AUTO, "ask and chat: the relevance model that re-ranks and cuts the content ranking's "
+        "candidates: auto (the packaged one, for the packaged encoder), packaged, none (the hand-tuned margin cut) "
+        "or a folder")
 
 
 @dataclass(kw_only=True)
@@ -128,10 +128,9 @@ def recover(args: RecoverArguments) -> tuple[TemporalMemory, int, Path]:
 
 
 def open_memory(args: MemoryArguments) -> TemporalMemory:
-    relevance, evidence_rule = second_stage(args.relevance, EVIDENCE_RULE)
-    return TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
-                               precision=args.precision, store=args.store, relevance=relevance,
-                               evidence_rule=evidence_rule)
+    memory = TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
+                                 precision=args.precision, store=args.store)
+    return use_relevance(memory, args.relevance)
 
 
 def session_of_last(memory: TemporalMemory) -> int | None:

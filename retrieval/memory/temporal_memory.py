@@ -39,7 +39,7 @@ from retrieval.memory.planner import LLMPlanner, Planner, PlannerConfig, RulePla
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
 from retrieval.memory.relevance.confidence import weak_evidence_note, with_probabilities
-from retrieval.memory.relevance.rerank import SecondStage, second_stage
+from retrieval.memory.relevance.rerank import AUTO, SecondStage, second_stage
 from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_result import TemporalResult
@@ -353,8 +353,8 @@ class AskArguments:
         "list's top (top)", choices=CUTS)
     speaker_prior: float | None = option(None, "the named speaker's prior, in shares of one list's top (default: "
         "the fusion's, retrieval.memory.content_ranking.PRIOR_WEIGHTS)")
-    relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance): it re-ranks "
-        "and cuts the content ranking's candidates (default: none, the hand-tuned margin cut)")
+    relevance: str = option(AUTO, "the relevance model that re-ranks and cuts the content ranking's candidates: auto "
+        "(the packaged one, for the packaged encoder), packaged, none (the hand-tuned margin cut) or a folder")
     json: bool = option(False, "print the result as JSON")
 
 
@@ -373,8 +373,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         backend = load_backend(args.llm)
     planner = LLMPlanner(backend, fallback=rule) if backend is not None and args.planner == "llm" else rule
     try:
-        relevance, evidence_rule = second_stage(args.relevance, EVIDENCE_RULE)
-        memory = TemporalMemory.from_file(args.log, encoder=load_encoder(args.encoder), fmt=args.format, tz=args.tz,
+        encoder = load_encoder(args.encoder)
+        relevance, evidence_rule = second_stage(args.relevance, EVIDENCE_RULE, encoder.identity)
+        memory = TemporalMemory.from_file(args.log, encoder=encoder, fmt=args.format, tz=args.tz,
                                           sample=args.sample, timestamps=args.timestamps,
                                           cache_dir=args.cache_dir or None, planner=planner, rewrite=args.rewrite,
                                           ranker=args.ranker, fusion=args.fusion, cut=args.content_cut,

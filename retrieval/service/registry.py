@@ -76,8 +76,9 @@ class MemoryRegistry:
     def __init__(self, root: str | Path, encoder: DualEncoder, tz: str | None = None, store: str | None = None,
                  max_open: int = MAX_OPEN, relevance: str | None = None):
         self.root, self.encoder, self.tz, self.store, self.max_open = Path(root), encoder, tz, store, max_open
-        # every memory's second stage and evidence rule: a relevance model folder's, or the hand-tuned ranking's
-        self.relevance, self.evidence_rule = second_stage(relevance, EVIDENCE_RULE)
+        # every memory's second stage and evidence rule (retrieval.memory.relevance.rerank.second_stage: "auto",
+        # "packaged", a model folder), or the hand-tuned ranking's (None, "none")
+        self.relevance, self.evidence_rule = second_stage(relevance, EVIDENCE_RULE, encoder.identity)
         self._lock = threading.Lock()  # the registry's own state: rows, open memories
         self._open: OrderedDict[str, tuple[TemporalMemory, threading.Lock]] = OrderedDict()  # least recent first
         if store is not None:

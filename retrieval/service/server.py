@@ -36,8 +36,8 @@ class ServeArguments:
     store: str | None = option(None, "a PostgreSQL URL (postgresql://user@host/db; the password from PGPASSWORD or "
                                "~/.pgpass): the memories and their keys are kept in that database")
     encoder: str | None = option(None, "the memories' dual encoder (default: the packaged MiniLM)")
-    relevance: str | None = option(None, "a relevance model folder (python -m train.memory_relevance) every memory "
-        "re-ranks and cuts with (default: none, the hand-tuned ranking)")
+    relevance: str = option("auto", "the relevance model every memory re-ranks and cuts with: auto (the packaged "
+        "one, for the packaged encoder), packaged, none (the hand-tuned ranking) or a folder")
     tz: str | None = option(None, "the calendar zone of new memories that name none (default UTC)")
     host: str = option("127.0.0.1", "address to serve on (127.0.0.1: this machine only)")
     port: int = option(8000, "port")
@@ -51,7 +51,8 @@ class McpArguments:
     memory: str = option(help="the memory's folder, or its name in --store (made when missing)")
     store: str | None = option(None, "a PostgreSQL URL: the memory is kept in that database")
     encoder: str | None = option(None, "dual encoder of a new memory (default: the packaged MiniLM)")
-    relevance: str | None = option(None, "a relevance model folder the memory re-ranks and cuts with (default: none)")
+    relevance: str = option("auto", "the relevance model the memory re-ranks and cuts with: auto (the packaged one, "
+        "for the packaged encoder), packaged, none (the hand-tuned ranking) or a folder")
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
     transport: str = option("stdio", "how the agent reaches it", choices=("stdio", "streamable-http"))
     host: str = option("127.0.0.1", "with streamable-http: the address")
@@ -93,14 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             uvicorn.run(service_app(args), host=args.host, port=args.port, log_level="warning")
         else:
-            from retrieval.memory.relevance.rerank import second_stage
+            from retrieval.memory.relevance.rerank import use_relevance
             from retrieval.memory.temporal_memory import TemporalMemory
-            from retrieval.memory.when_answer import EVIDENCE_RULE
             from retrieval.service.mcp_tools import memory_server
 
-            second, rule = second_stage(args.relevance, EVIDENCE_RULE)
-            memory = TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
-                                         store=args.store, relevance=second, evidence_rule=rule)
+            memory = use_relevance(TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder,
+                                                       tz=args.tz, store=args.store), args.relevance)
             try:
                 server = memory_server(memory)
                 if args.transport == "stdio":

@@ -38,8 +38,7 @@ from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.data.paths import default_cache_dir
 from retrieval.llm.base import LLMBackend
 from retrieval.memory.conversation_table import ConversationTable
-from retrieval.memory.relevance.model import RelevanceModel
-from retrieval.memory.relevance.rerank import Reranker
+from retrieval.memory.relevance.rerank import PACKAGED, Reranker, relevance_model
 from retrieval.memory.table_ops import execute
 from retrieval.trends.corpus import Corpus, load_corpus
 from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
@@ -74,8 +73,8 @@ class TrendConfig:
     threshold: str = option("mixture", "how relevance is decided (mixture: where the scores' topic tail begins, "
         "never below the null; relevance: the memory's learned relevance model, with --relevance)",
         choices=THRESHOLD_METHODS)
-    relevance: str | None = option(None, "for --threshold relevance: a relevance model folder (python -m "
-        "train.memory_relevance)")
+    relevance: str = option(PACKAGED, "for --threshold relevance: the relevance model, packaged (the memory's "
+        "default) or a folder (python -m train.memory_relevance)")
     count_rule: str = option("count", "for --threshold relevance: count the documents at p >= 0.5 (count) or sum "
         "the probabilities (expected)", choices=COUNT_RULES)
     alpha: float = option(0.01, "null / reference threshold: share of off-topic documents let through")
@@ -104,7 +103,7 @@ class TrendConfig:
         if self.threshold == "reference" and not self.reference:
             raise ValueError("threshold 'reference' needs reference: a file of documents not about the topic")
         if self.threshold == "relevance" and not self.relevance:
-            raise ValueError("threshold 'relevance' needs relevance: a relevance model folder")
+            raise ValueError("threshold 'relevance' needs relevance: packaged or a relevance model folder")
         if self.threshold == "relevance" and self.confirm != "none":
             raise ValueError("LLM confirmation works on cosine scores: it cannot follow threshold 'relevance'")
 
@@ -183,7 +182,7 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     scores = topic_scores(table, query.topic)
     threshold = decide_threshold(config, scores, corpus, query.topic)
     if config.threshold == "relevance" and config.relevance:  # the samples are the most probable ones
-        window = model_probabilities(table, query.topic, Reranker(RelevanceModel.load(config.relevance)), rows)
+        window = model_probabilities(table, query.topic, Reranker(relevance_model(config.relevance)), rows)
         weights = count_weights(window, config.count_rule, threshold.value)
     else:
         window = scores.loc[rows.index]

@@ -84,6 +84,16 @@ class RelevanceModel:
         least ``min_rows``."""
         return kept_positions(p, k, self.cut, self.threshold, min_rows)
 
+    def fits_encoder(self, encoder_id: str) -> bool:
+        """Whether the first stage of an encoder named ``encoder_id`` scores rows as the one this model was trained
+        on did: the same model and pooling, and the same weights or a cast of them (a ``|bfloat16-weights``
+        identity). True for a model that does not record its encoder."""
+        trained = self.training.get("encoder")
+        if not trained:
+            return True
+        a, b = str(trained).split("|"), str(encoder_id).split("|")
+        cast = len(a) > 3 or len(b) > 3
+        return a[:2] == b[:2] and (cast or a[:3] == b[:3])
 
     def save(self, folder: str | Path, card: str | None = None) -> Path:
         """Write ``relevance.json`` (and, given, the model card ``README.md``) into ``folder``, each atomically."""

@@ -5,25 +5,39 @@ is evidence, and a plan that asks for a cut gets the rows that reach the model's
     memory.ask("What did Caroline say about the adoption agency in June?")   # ranked and cut by the model
 
 The first stage (dense and BM25 over both views, fused, with the speaker prior) is the memory's hand-tuned content
-ranking; without a relevance model it is also the last (its margin cut), so the two are one flag apart.
+ranking; without a relevance model it is also the last (its margin cut), so the two are one flag apart: the
+commands' ``--relevance`` is ``auto`` by default (the model packaged in ``packaged/``, for the packaged MiniLM
+encoder it was trained with), ``none`` for the hand-tuned ranking, or a model folder of one's own.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import Protocol, TypeVar
 
 import numpy as np
 
+from retrieval.data.jsonio import DataError
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.relevance.features import candidate_features
 from retrieval.memory.relevance.model import RelevanceModel
+from retrieval.memory.when_answer import EVIDENCE_RULE
 
 # A when-question's answer comes from the model's best row ("top"): the model already weighs whether a row states a
 # time (asks_when_x_states_time), where the hand-tuned ranking needed the "stated_shared" rule to skip rows that do
 # not. On the 5 folds of LoCoMo the two are one question apart (70.4 against 70.0 end to end, docs/relevance.md).
 RELEVANCE_RULE = "top"
+
+# What --relevance takes besides a folder. The packaged model is trained on every open conversation (LoCoMo and
+# Zyphra) by ``python -m train.memory_relevance --config configs/memory_relevance.yaml --package-dir
+# retrieval/memory/relevance/packaged``; figures for conversations it never saw come from the evaluations' folds.
+AUTO, PACKAGED, NO_MODEL = "auto", "packaged", "none"
+CHOICES = (AUTO, PACKAGED, NO_MODEL)
+PACKAGED_MODEL = Path(__file__).with_name("packaged")
+logger = logging.getLogger(__name__)
 
 
 class SecondStage(Protocol):
@@ -33,12 +47,55 @@ class SecondStage(Protocol):
                prefer: Sequence[int], margin: float | None, asks_when: bool) -> list[tuple[int, float]]: ...
 
 
-def second_stage(folder: str | None, evidence_rule: str) -> tuple[Reranker | None, str]:
-    """(the second stage of the model in ``folder``, :data:`RELEVANCE_RULE`), or (None, ``evidence_rule``) without
-    one: what a command's ``--relevance`` gives a memory."""
-    if not folder:
+def relevance_model(choice: str) -> RelevanceModel:
+    """The model ``choice`` names: the packaged one (``auto``, ``packaged``) or the one saved in a folder."""
+    return RelevanceModel.load(PACKAGED_MODEL if choice in (AUTO, PACKAGED) else choice)
+
+
+def second_stage(choice: str | None, evidence_rule: str, encoder_id: str | None = None
+                 ) -> tuple[Reranker | None, str]:
+    """(the second stage ``choice`` names, :data:`RELEVANCE_RULE`), or (None, ``evidence_rule``) for the hand-tuned
+    ranking: what a command's ``--relevance`` gives a memory whose encoder is ``encoder_id``.
+
+    ``choice`` (:data:`CHOICES`, or a folder): ``auto`` (the commands' default) the packaged model when the memory's
+    encoder is the one it was trained with, else the hand-tuned ranking, said once on the log; ``packaged`` and a
+    folder that model, refused (a DataError) with an encoder it was not trained with; ``none`` or None the
+    hand-tuned ranking."""
+    if choice is None or choice == NO_MODEL:
         return None, evidence_rule
-    return Reranker(RelevanceModel.load(folder)), RELEVANCE_RULE
+    model = relevance_model(choice)
+    if encoder_id is not None and not model.fits_encoder(encoder_id):
+        trained = model.training.get("encoder")
+        if choice != AUTO:
+            name = "the packaged relevance model" if choice == PACKAGED else f"relevance model {choice}"
+            raise DataError(f"{name} was trained on the scores of encoder {trained}, not this memory's {encoder_id}: "
+                            f"train one for it (python -m train.memory_relevance --encoder ...) or pass "
+                            f"--relevance {NO_MODEL}")
+        logger.warning("relevance: the packaged model is for encoder %s, not this memory's %s: the hand-tuned "
+                       "ranking answers (--relevance FOLDER: a model trained for it)", trained, encoder_id)
+        return None, evidence_rule
+    return Reranker(model), RELEVANCE_RULE
+
+
+class Ranked(Protocol):
+    """What :func:`use_relevance` gives a second stage: a memory
+    (:class:`~retrieval.memory.temporal_memory.TemporalMemory`)."""
+
+    table: ConversationTable
+    relevance: SecondStage | None
+    evidence_rule: str
+
+
+M = TypeVar("M", bound=Ranked)
+
+
+def use_relevance(memory: M, choice: str | None) -> M:
+    """``memory`` with the second stage ``choice`` names for the encoder it was built with (:func:`second_stage`): how
+    a command that opens a living memory, whose encoder is its own, applies ``--relevance``."""
+    table = memory.table
+    encoder_id = table.encoder_id or (table.encoder.identity if table.encoder is not None else None)
+    memory.relevance, memory.evidence_rule = second_stage(choice, EVIDENCE_RULE, encoder_id)
+    return memory
 
 
 @dataclass
