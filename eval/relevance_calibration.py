@@ -11,6 +11,11 @@ of the rows a question gets back, both from leave-conversations-out folds over e
 - **Warnings**: per source, the rows a question gets back (the model's cut when the plan cuts, else its best k),
   whether any of them is evidence, and whether the warning fires (the likeliest of them under
   :data:`~retrieval.memory.relevance.confidence.WEAK_EVIDENCE`): the misses it names and the hits it doubts.
+- **Cutting the plans that do not cut** (the whole-log fallback keeps its best k): the questions whose plan asks for
+  no cut, answered by their best k rows (today) or by a cut of the model's (:data:`UNCUT_RULES`: the expected-F2
+  decision; the shortest run of best rows holding a share of the probability), each scored as the user trial scores
+  a turns answer (:func:`eval.user_trial.turns_verdict`) and counted "wrong without saying so" when no evidence is
+  kept and the warning does not fire.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from eval.plots import reliability_chart, write_chart
+from eval.user_trial import turns_verdict
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
@@ -36,6 +42,9 @@ from retrieval.memory.relevance.model import kept_positions
 from retrieval.memory.relevance_examples import examples
 
 EDGES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+# the rows a plan that does not cut could get back: its best k (today), the expected-F2 cut, or the shortest run of
+# best rows holding 70, 80 or 90 % of the probability
+UNCUT_RULES = ("best_k", "expected_f2", "mass_0.7", "mass_0.8", "mass_0.9")
 
 
 @dataclass
@@ -81,6 +90,37 @@ def warnings_by_source(questions: Sequence[Example], probabilities: Sequence[np.
     return dict(sorted(out.items()))
 
 
+def uncut_kept(p: np.ndarray, k: int, rule: str) -> np.ndarray:
+    """The positions a question whose plan does not cut would get back under ``rule`` (:data:`UNCUT_RULES`)."""
+    order = np.argsort(-p, kind="stable")[:k]
+    if rule == "best_k":
+        return order
+    if rule == "expected_f2":
+        return kept_positions(p, k, "expected_f2", WEAK_EVIDENCE)
+    share = np.cumsum(p[order]) / max(float(p.sum()), 1e-9)
+    return order[:int(np.searchsorted(share, float(rule.removeprefix("mass_")) - 1e-9)) + 1]  # at least the share
+
+
+def uncut_alternatives(questions: Sequence[Example], probabilities: Sequence[np.ndarray]) -> dict:
+    """Per rule of :data:`UNCUT_RULES`, over the questions whose plan does not cut: the mean rows kept and the
+    shares (%) the user trial's verdicts would give, with the wrong ones the warning does not name."""
+    uncut = [(e, p) for e, p in zip(questions, probabilities) if len(e.ids) and not e.cut]
+    out = {}
+    for rule in UNCUT_RULES:
+        counts: dict[str, int] = defaultdict(int)
+        rows = 0
+        for e, p in uncut:
+            kept = uncut_kept(p, e.k, rule)
+            verdict = turns_verdict(set(e.relevant), [e.ids[j] for j in kept])
+            counts[verdict] += 1
+            counts["silent wrong"] += verdict == "wrong" and float(p[kept].max()) >= WEAK_EVIDENCE
+            rows += len(kept)
+        n = max(len(uncut), 1)
+        out[rule] = {"questions": len(uncut), "mean_rows": round(rows / n, 1),
+                     **{v: round(100 * counts[v] / n, 1) for v in ("right", "partly", "wrong", "silent wrong")}}
+    return out
+
+
 def evaluate(args: CalibrationArguments) -> dict:
     if args.folds < 2:  # said before the examples are made (minutes), not after
         raise DataError(f"--folds {args.folds}: need at least 2 folds")
@@ -92,7 +132,8 @@ def evaluate(args: CalibrationArguments) -> dict:
     p = np.concatenate([q for e, q in zip(questions, probabilities) if len(e.ids)])
     y = np.concatenate([e.y for e in questions if len(e.ids)])
     return {"folds": args.folds, "questions": len(questions), "rows": int(len(p)), "weak_evidence": WEAK_EVIDENCE,
-            "reliability": reliability(p, y), "warnings": warnings_by_source(questions, probabilities)}
+            "reliability": reliability(p, y), "warnings": warnings_by_source(questions, probabilities),
+            "uncut": uncut_alternatives(questions, probabilities)}
 
 
 def print_report(report: dict) -> None:
@@ -105,6 +146,12 @@ def print_report(report: dict) -> None:
     for source, s in report["warnings"].items():
         print(f"  {source:<22} misses it names {s['misses_warned']} of {s['misses']}; hits it doubts "
               f"{s['hits_warned']} of {s['hits']}")
+    uncut = report["uncut"]
+    print(f"\nthe {next(iter(uncut.values()))['questions']} questions whose plan does not cut, as the user trial "
+          f"scores them (%):")
+    print(f"{'rows kept':<14}{'mean rows':>10}{'right':>8}{'partly':>8}{'wrong':>8}{'wrong, no warning':>19}")
+    for rule, s in uncut.items():
+        print(f"{rule:<14}{s['mean_rows']:>10}{s['right']:>8}{s['partly']:>8}{s['wrong']:>8}{s['silent wrong']:>19}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -120,12 +120,17 @@ def verdict(key: dict, result, positions: dict[str, int]) -> tuple[str, dict]:
     if expect == "none":
         return ("right" if not rows else "wrong"), {"rows": len(rows)}
     wanted = {positions[t] for t in key["turns"]}
+    seen = {"rows": rows[:20], "n_rows": len(rows), "key_rows": sorted(wanted), "found": sorted(wanted & set(rows))}
+    return turns_verdict(wanted, rows), seen
+
+
+def turns_verdict(wanted: set[int], rows: Sequence[int]) -> str:
+    """A turns answer: right when ``rows`` hold every wanted turn and at least :data:`TURN_PRECISION` of them are
+    wanted, partly when they hold some, else wrong."""
     hit = wanted & set(rows)
-    precision = len(hit) / len(rows) if rows else 0.0
-    seen = {"rows": rows[:20], "n_rows": len(rows), "key_rows": sorted(wanted), "found": sorted(hit)}
-    if hit == wanted and precision >= TURN_PRECISION:
-        return "right", seen
-    return ("partly" if hit else "wrong"), seen
+    if hit == wanted and len(hit) >= TURN_PRECISION * len(rows):
+        return "right"
+    return "partly" if hit else "wrong"
 
 
 def open_engine(engine: str, chat: str, encoder, scratch: Path, second: Reranker | None = None,

@@ -114,6 +114,31 @@ def test_reliability_bins_compare_probability_with_the_share_of_evidence():
     assert counts["s"] == {"questions": 2, "misses": 1, "misses_warned": 1, "hits": 1, "hits_warned": 0}
 
 
+def test_cutting_an_uncut_plan_is_scored_as_the_trial_scores_rows():
+    import numpy as np
+
+    from eval.relevance_calibration import uncut_alternatives, uncut_kept
+    from eval.user_trial import turns_verdict
+    from retrieval.memory.relevance.example import Example
+
+    assert turns_verdict({1}, [1, 2, 3, 4]) == "right" and turns_verdict({1}, [1, *range(2, 7)]) == "partly"
+    assert turns_verdict({1, 2}, [1]) == "partly" and turns_verdict({1}, [5]) == "wrong"
+    p = np.array([0.05, 0.6, 0.3, 0.05])
+    assert uncut_kept(p, 4, "best_k").tolist() == [1, 2, 0, 3]
+    assert uncut_kept(p, 4, "mass_0.8").tolist() == [1, 2]  # 0.9 of the 1.0 held by the first two
+    assert uncut_kept(p, 4, "mass_0.7").tolist() == [1, 2] and uncut_kept(p, 4, "mass_0.9").tolist() == [1, 2]
+    assert uncut_kept(np.array([0.9, 0.01, 0.01]), 3, "expected_f2").tolist() == [0]
+    many = Example("1", "s", "q", list(range(8)), np.zeros((8, 1)), frozenset({1}), 8, cut=False, asks_when=False)
+    lost = Example("1", "s", "q2", [1, 2], np.zeros((2, 1)), frozenset({2}), 2, cut=False, asks_when=False)
+    cut = Example("1", "s", "q3", [1, 2], np.zeros((2, 1)), frozenset({1}), 2, cut=True, asks_when=False)
+    ranked = [np.array([0.1, 0.9, *[0.01] * 6]), np.array([0.8, 0.1]), np.array([0.9, 0.1])]
+    got = uncut_alternatives([many, lost, cut], ranked)  # the plan that cuts is not counted
+    assert got["best_k"] == {"questions": 2, "mean_rows": 5.0, "right": 50.0, "partly": 50.0, "wrong": 0.0,
+                             "silent wrong": 0.0}  # eight rows for one wanted turn: partly
+    assert got["expected_f2"] == {"questions": 2, "mean_rows": 1.0, "right": 50.0, "partly": 0.0, "wrong": 50.0,
+                                  "silent wrong": 50.0}
+
+
 def test_the_calibration_command_reports_and_draws(tmp_path, tiny_backbone, capsys):
     import json
 
@@ -130,6 +155,7 @@ def test_the_calibration_command_reports_and_draws(tmp_path, tiny_backbone, caps
     report = json.loads(out.read_text())
     assert report["folds"] == 3 and sum(b["rows"] for b in report["reliability"]["bins"]) == report["rows"] > 0
     assert set(report["warnings"]) <= {"locomo/1", "locomo/2", "locomo/3", "locomo/4"}
+    assert set(report["uncut"]) == {"best_k", "expected_f2", "mass_0.7", "mass_0.8", "mass_0.9"}
     assert out.with_suffix(".png").stat().st_size > 0 and "ECE" in capsys.readouterr().out
 
 
