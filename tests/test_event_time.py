@@ -224,3 +224,11 @@ def test_the_fall_is_a_season_only_where_a_season_is_meant():
     assert read_event_time("The hip is worn out, the fall just made it worse.", said).time is None
     assert reading("During the fall we hiked a lot.", said)[2] == "season"
     assert reading("We met last fall.", said)[:2] == (date(2024, 9, 1), date(2024, 12, 1))
+
+
+def test_an_open_range_is_said_as_one_never_from_the_year_1900():
+    from retrieval.memory.when_answer import render
+
+    said = datetime(2025, 3, 22, 9, 37, tzinfo=ZoneInfo("America/New_York"))
+    got = read_event_time("gonna carb load before tomorrow's race", said).time
+    assert got.kind == "bound" and render(got, said) == "before 23 March 2025"

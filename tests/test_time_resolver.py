@@ -271,3 +271,18 @@ def test_an_ordinal_counted_from_the_end_and_a_clock_time_as_soft_hours():
     assert e.session_positions == (-2, -2)
     (e,) = resolved("what did we say around 3 pm yesterday?")
     assert e.hours == (14, 17)
+
+
+def test_a_question_about_a_plan_reads_its_names_forward():
+    from retrieval.memory.question import AskedQuestion
+    from retrieval.memory.time_resolver import question_lean
+
+    assert question_lean("when are priya and marcus going to her parents for easter?") == "future"
+    assert question_lean("what will we do on Friday?") == "future"
+    assert question_lean("what did we say about easter?") == "past"
+    assert question_lean("what did we talk about on st. patrick's day?") == "past"  # a possessive is no "is"
+    now = datetime(2025, 4, 16, 9, tzinfo=ZoneInfo("America/New_York"))
+    ahead = AskedQuestion.read("when are we going to her parents for easter?", now)
+    assert ahead.expressions[0].unresolved.endswith("lies after now")  # Easter Sunday 2025, not 2024's
+    back = AskedQuestion.read("what did we say at easter?", now)
+    assert back.expressions[0].intervals[0][0].year == 2024

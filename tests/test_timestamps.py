@@ -127,7 +127,9 @@ def test_calendar_zone_order():
     assert calendar_zone("Europe/Paris", written, ny).source == "given"
     assert calendar_zone(None, written, ny) == calendar_zone(None, written)  # the log's zone beats now's
     assert calendar_zone(None, written).zone == plus1 and calendar_zone(None, written).source == "log"
-    mixed = written + [datetime(2024, 4, 18, tzinfo=timezone(timedelta(hours=2)))]
+    summer = written + [datetime(2024, 4, 18, tzinfo=timezone(timedelta(hours=2)))]  # a daylight-saving change
+    assert (calendar_zone(None, summer, ny).source, calendar_zone(None, summer, ny).name) == ("offsets", "Europe/Paris")
+    mixed = written + [datetime(2024, 3, 18, 5, tzinfo=timezone(timedelta(hours=3)))]  # no zone has both then
     assert calendar_zone(None, mixed, ny).source == "now"
     naive_read = [datetime(2024, 3, 18, tzinfo=NAIVE_STAMP_ZONE)]
     assert calendar_zone(None, naive_read, ny).zone == ny.tzinfo
@@ -142,3 +144,31 @@ def test_a_wall_time_the_clocks_repeat_is_refused_unless_it_carries_its_offset(t
     with pytest.raises(DataError, match=r"chat\.jsonl:2: .*'2024-10-27T02:30:00'.*occurs twice in Europe/Paris"):
         read_jsonl_log(path, tz="Europe/Paris")
     assert len(read_jsonl_log(path)) == 2  # read as UTC, where no hour repeats
+
+
+def test_a_log_that_changes_offset_takes_the_named_zone_whose_offsets_match():
+    from retrieval.data.timestamps import calendar_zone, offsets_zone
+
+    new_york = [datetime.fromisoformat(s) for s in ("2025-03-07T23:18:00-05:00", "2025-03-08T00:04:00-05:00",
+                                                     "2025-03-11T19:02:00-04:00")]
+    got = calendar_zone(None, new_york)
+    assert (got.name, got.source) == ("America/New_York", "offsets") and "match every timestamp" in got.note
+    # a turn at 00:04 -05:00 stays on its own local day: the 8th, not the 7th (UTC-04:00) nor the 8th by accident
+    assert new_york[1].astimezone(got.zone).date().isoformat() == "2025-03-08"
+    london = [datetime.fromisoformat(s) for s in ("2025-03-29T10:00:00+00:00", "2025-03-31T00:30:00+01:00")]
+    assert str(offsets_zone(london)) == "Europe/London"
+    # one offset is the log's own zone; offsets no zone has at those times give none (the zone of now, else UTC)
+    assert offsets_zone(new_york[:2]) is None and calendar_zone(None, new_york[:2]).source == "log"
+    odd = [datetime.fromisoformat(s) for s in ("2025-03-29T10:00:00+00:00", "2025-03-29T11:00:00+03:00")]
+    assert offsets_zone(odd) is None and calendar_zone(None, odd).source == "default"
+
+
+def test_a_log_that_changes_offset_keeps_its_zone_when_now_is_written_in_one_of_its_offsets(tmp_path):
+    from retrieval.memory.conversation_table import ConversationTable
+
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(json.dumps({"speaker": "A", "text": t, "timestamp": s}) for t, s in (
+        ("before the change", "2025-03-07T23:18:00-05:00"), ("after it", "2025-03-11T19:02:00-04:00"))))
+    table = ConversationTable.from_utterances(load_log(path), None, None, turns=False)
+    assert table.zone.name == "America/New_York"
+    assert table.zone_for(datetime.fromisoformat("2025-04-16T09:00:00-04:00")).name == "America/New_York"

@@ -162,6 +162,7 @@ def timestamp_problem(text: object, timestamps: str = "strict", tz: tzinfo | Non
 
 # ---- the zone of the calendar ----------------------------------------------------------------------------------
 ZONE_SOURCES = {"given": "the time zone given", "log": "the zone the log's timestamps are written in",
+                "offsets": "the zone whose UTC offsets match every timestamp of the log, which changes offset",
                 "now": "the zone of now", "default": "UTC, as neither a zone, the log nor now gave one"}
 
 
@@ -191,15 +192,52 @@ def written_zone(stamps: Iterable[datetime]) -> tzinfo | None:
     return None if zone is NAIVE_STAMP_ZONE or zone is None else zone
 
 
+# Named first when several zones match a log's offsets (each of them gives the log's turns the same local times):
+# the names people know; then any other zone of a region, by name. A naming preference, not a reading rule.
+KNOWN_ZONES = ("America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles", "America/Toronto",
+               "America/Mexico_City", "America/Sao_Paulo", "Europe/London", "Europe/Dublin", "Europe/Lisbon",
+               "Europe/Paris", "Europe/Berlin", "Europe/Madrid", "Europe/Rome", "Europe/Athens", "Europe/Helsinki",
+               "Africa/Cairo", "Asia/Jerusalem", "Australia/Sydney", "Australia/Melbourne", "Australia/Adelaide",
+               "Pacific/Auckland")
+REGIONS = ("Africa/", "America/", "Antarctica/", "Asia/", "Atlantic/", "Australia/", "Europe/", "Indian/",
+           "Pacific/")
+
+
+def offsets_zone(stamps: Iterable[datetime]) -> tzinfo | None:
+    """The named zone whose UTC offset at every stamp is the offset the stamp is written with, for a log whose
+    stamps carry several fixed offsets (a daylight-saving change: ``-05:00`` until 9 March, ``-04:00`` after);
+    None when the offsets do not vary or no zone matches them all."""
+    from zoneinfo import available_timezones
+
+    written = {(s.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0), s.utcoffset())
+               for s in stamps if s.tzinfo is not None and s.tzinfo is not NAIVE_STAMP_ZONE}
+    if len({offset for _, offset in written}) < 2:
+        return None
+    names = sorted(n for n in available_timezones() if n.startswith(REGIONS))
+    for name in [*KNOWN_ZONES, *names]:
+        try:
+            zone = ZoneInfo(name)
+        except (KeyError, ValueError, OSError):
+            continue
+        if all(at.astimezone(zone).utcoffset() == offset for at, offset in written):
+            return zone
+    return None
+
+
 def calendar_zone(tz: str | tzinfo | None = None, stamps: Iterable[datetime] = (),
                   now: datetime | None = None) -> CalendarZone:
     """The calendar's zone, in this order: an explicit ``tz``, else the one zone the log's ``stamps`` are written
-    in, else the zone of an aware ``now``, else UTC."""
+    in, else the named zone whose offsets match theirs (:func:`offsets_zone`), else the zone of an aware ``now``,
+    else UTC."""
     if tz is not None:
         return CalendarZone(as_timezone(tz), "given")
+    stamps = list(stamps)
     zone = written_zone(stamps)
     if zone is not None:
         return CalendarZone(zone, "log")
+    zone = offsets_zone(stamps)
+    if zone is not None:
+        return CalendarZone(zone, "offsets")
     if now is not None and now.tzinfo is not None and now.tzinfo is not NAIVE_STAMP_ZONE:
         return CalendarZone(now.tzinfo, "now")
     return CalendarZone(NAIVE_STAMP_ZONE, "default")

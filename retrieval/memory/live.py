@@ -147,6 +147,8 @@ def import_log(memory: TemporalMemory, utterances: Sequence[Utterance], batch_si
     numbers = {s: offset + n for n, s in enumerate(dict.fromkeys(u.session for u in utterances), start=1)}
     turns = [{"speaker": u.speaker, "text": u.text, "timestamp": u.timestamp, "session": numbers[u.session],
               "turn_id": u.turn_id, "where": f"{where}: {u.turn_id or u.response_idx}"} for u in utterances]
+    if memory.folder is not None:  # a new memory takes the zone of the whole log, not of its first batch
+        memory.folder.first_zone(turns)
     ids, skipped = [], 0
     with tqdm(total=len(turns), desc=f"import {where}", unit="turn", disable=not progress) as bar:
         for start in range(0, len(turns), batch_size):

@@ -114,7 +114,7 @@ class LivingMemory:
                 return int(frame.index[i])
         return None
 
-    def _first_zone(self, turns: Sequence[dict]) -> None:
+    def first_zone(self, turns: Sequence[dict]) -> None:
         """A memory made without a zone takes the one its first turns are written in (as a log read from a file
         does), and records it: its calendar, and every time it prints, are then in that zone."""
         if len(self.table) or self.store.get_meta("tz") is not None:
@@ -125,9 +125,9 @@ class LivingMemory:
             if isinstance(value, str | datetime):
                 stamps.append(self._timestamp(value, f"turn {n}"))
         zone = calendar_zone(None, stamps)
-        if zone.source == "log":
+        if zone.source in ("log", "offsets"):
             self.store.set_meta("tz", zone_name(zone.zone))
-            self.store.set_meta("tz_source", "log")
+            self.store.set_meta("tz_source", zone.source)
             self.table.zone = zone
             self.table._zoned.clear()
 
@@ -151,7 +151,7 @@ class LivingMemory:
         benchmark's cached encodings); else encoded."""
         if not turns:
             return Appended([], 0)
-        self._first_zone(turns)
+        self.first_zone(turns)
         rows, repeats = self.new_rows(turns)  # columns of Python values: a frame costs ms per turn (live_rows)
         roles = turn_roles([t for t, r in zip(turns, repeats) if r is None], rows["response_idx"])
         ids = iter(rows["response_idx"])

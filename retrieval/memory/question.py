@@ -22,7 +22,7 @@ from datetime import datetime
 from retrieval.data.types import ContextTurn
 from retrieval.memory.query_rewrite import Rewrite, carry_time_reference, context_query
 from retrieval.memory.question_parts import QuestionReading, read_question
-from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
+from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise, question_lean
 from retrieval.memory.when_answer import question_kind
 
 
@@ -62,7 +62,7 @@ class AskedQuestion:
         if history and rewrite == "context":
             return cls.read(context_query(history, question), now, speakers)._with(
                 rewrite=Rewrite(context_query(history, question), "context"))
-        resolver = TimeResolver(now)
+        resolver = TimeResolver(now, lean=question_lean(question))
         norm = normalise(question)
         own = resolver.resolve(question)
         # a time after now is what the question asks about ("the competition next month"), not when, and so is a

@@ -33,6 +33,7 @@ from retrieval.timex import values as V
 from retrieval.timex.lexicon import MONTHS, WEEKDAYS
 from retrieval.timex.reader import place_value
 from retrieval.timex.rules.parts import part_name, weekday_of
+from retrieval.timex.tense import lean_cue
 
 __all__ = ["OPEN_START", "TimeExpression", "TimeResolver", "compose", "expressions", "normalise"]
 
@@ -105,20 +106,29 @@ class TimeExpression:
 
 
 class TimeResolver:
-    """Reads the time expressions of a question against ``now`` (tz-aware), leaning to the past, with the memory's
-    conventions (or ``conventions``)."""
+    """Reads the time expressions of a question against ``now`` (tz-aware), leaning to the past (or ``lean``: a
+    question about a plan, :func:`question_lean`), with the memory's conventions (or ``conventions``)."""
 
-    def __init__(self, now: datetime, conventions: Conventions = QUESTION):
+    def __init__(self, now: datetime, conventions: Conventions = QUESTION, lean: str = "past"):
         if now.tzinfo is None:
             raise ValueError("now must be time-zone aware; localise it with the log's time zone")
-        self.now, self.conventions = now, conventions
+        self.now, self.conventions, self.lean = now, conventions, lean
 
     def context(self) -> Context:
-        return Context(self.now, lean="past", conventions=self.conventions)
+        return Context(self.now, lean=self.lean, conventions=self.conventions)
 
     def resolve(self, text: str) -> list[TimeExpression]:
         """Every time expression in ``text``, in order; unresolvable temporal phrases have ``unresolved`` set."""
         return expressions(text, self.context())
+
+
+def question_lean(question: str) -> str:
+    """"future" for a question whose own tense is about a plan ("when are we going to her parents for Easter?",
+    "what will we do on Friday?": :func:`retrieval.timex.tense.lean_of`), so its bare names are read forward; else
+    "past": a question about a conversation looks back. A bare "'s" is no cue here: in a question it is mostly a
+    possessive ("on St. Patrick's Day", "Maya's birthday"), and reading a name forward by mistake loses the period."""
+    lean, words, _ = lean_cue(question.strip().rstrip("?!. "))
+    return "future" if lean == "future" and words != "'s" else "past"
 
 
 _DATED_SESSION = re.compile(r"^(?:the|our)\s+(?:1|ones?|sessions?|discussions?|conversations?|chats?|talks?|meetings?)"

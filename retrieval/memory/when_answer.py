@@ -30,6 +30,7 @@ from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.when_clause import clause_time
 from retrieval.memory.when_neighbours import content_stems, stated_neighbour
 from retrieval.timex.calendar import weekend_before
+from retrieval.timex.placed import OPEN_START
 
 _HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
 # "between" first: a length between two events (retrieval.memory.when_between), then one event's
@@ -149,6 +150,8 @@ def render(t: EventTime, said: datetime) -> str:
         lo, hi, unit = t.duration
         word = "a few" if (lo, hi) == (2, 5) else "a couple of"
         return f"{word} {unit}s before {day_text(said_day)}"
+    if first.year <= OPEN_START.year:  # "before Friday": an open range, said as one, never from the year 1900
+        return f"before {day_text(last + timedelta(days=1))}"
     return f"{day_text(first)} to {day_text(last)}"
 
 

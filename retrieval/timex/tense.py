@@ -96,16 +96,22 @@ def cues(text: str, lo: int, hi: int, span: tuple[int, int]) -> list[tuple[int, 
 def lean_of(sentence: str, span: tuple[int, int] | None = None) -> tuple[str | None, str]:
     """("past" | "future" | None, the cue that decided) for the phrase at ``span`` of ``sentence`` (lower case);
     without a span, for the end of the sentence."""
+    lean, words, kind = lean_cue(sentence, span)
+    return (lean, f"{words!r} ({kind})") if lean is not None else (None, "no tense cue near the phrase")
+
+
+def lean_cue(sentence: str, span: tuple[int, int] | None = None) -> tuple[str | None, str, str]:
+    """:func:`lean_of` with its deciding cue apart: (lean, the cue's words, its kind), or (None, "", "")."""
     text = sentence.lower()
     span = span or (len(text), len(text))
     lo, hi = clause(text, span)
-    best: tuple[float, str, str] | None = None
+    best: tuple[float, str, str, str] | None = None
     for a, b, lean, kind, words in cues(text, lo, hi, span):
         between = text[b:span[0]] if b <= span[0] else text[span[1]:a]
         distance = len(WORD.findall(between))
         score = STRENGTH[kind] / (1 + distance) / (2 if a >= span[1] else 1)  # a verb mostly comes before its time
         if best is None or score > best[0]:
-            best = (score, lean, f"{words!r} ({kind})")
+            best = (score, lean, words, kind)
     if best is None or best[0] < MIN_SCORE:
-        return None, "no tense cue near the phrase"
-    return best[1], best[2]
+        return None, "", ""
+    return best[1], best[2], best[3]
