@@ -54,6 +54,7 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, iter_jsonl, run_cli
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.live import import_log
+from retrieval.memory.relevance.choices import AUTO, RELEVANCE_HELP
 from retrieval.memory.relevance.rerank import Reranker, second_stage
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import EVIDENCE_RULE
@@ -77,9 +78,8 @@ class TrialArguments:
     engines: list[str] = option(list(ENGINES), "file: the log read as ask --log reads it; living: imported into a "
                                 "new living memory as ctbls memory import does", choices=ENGINES)
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
-    relevance: str = option("auto", "the relevance model both memories re-rank and cut with (trained on the open "
-        "data, never on a trial chat): auto (the packaged one, for the packaged encoder), packaged, none (the "
-        "hand-tuned cut) or a folder")
+    relevance: str = option(AUTO, "both memories (the packaged model was trained on the open data, never on a "
+        "trial chat): " + RELEVANCE_HELP)
     output: str | None = option(None, "write every question's answer and verdict as JSON here")
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
 

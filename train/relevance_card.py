@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from retrieval.memory.relevance.choices import PACKAGED, PACKAGED_MODEL
 from retrieval.memory.relevance.model import RelevanceModel
-from retrieval.memory.relevance.rerank import PACKAGED, PACKAGED_MODEL
 
 
 def model_card(model: RelevanceModel, folder: str) -> str:

@@ -41,6 +41,7 @@ from retrieval.app.trends_demo import TrendsDemo
 from retrieval.app.trends_tab import build_trends_tab
 from retrieval.config import option, parse_config
 from retrieval.data.paths import data_dir_option, default_cache_dir
+from retrieval.memory.relevance.choices import AUTO, RELEVANCE_HELP
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home from a page on a closed network
 
@@ -126,9 +127,8 @@ class AppArguments:
     sqa_tracker: str | None = option(help="SQA tracker with its state re-ranker (default: make demo's)",
                                      default_factory=lambda: _demo_default("state_tracker_sqa"))
     encoder: str | None = option(None, "the memory's dual encoder (default: the packaged MiniLM)")
-    relevance: str = option("auto", "the relevance model the memory tabs re-rank and cut with and answer "
-        "when-questions from: auto (the packaged one, for the packaged encoder), packaged, none (the hand-tuned "
-        "ranking) or a folder (the Trends tab keeps its threshold: the model counts topics worse, docs/trends.md)")
+    relevance: str = option(AUTO, "the memory tabs: " + RELEVANCE_HELP + " (the Trends tab keeps its threshold: the "
+        "model counts topics worse, docs/trends.md)")
     llm: str | dict = option("smollm2", "LLM for table answers and trend reports ('none': extractive only)")
     split: str = option("test", "OTT-QA's split: its tables and conversations", choices=("train", "val", "test"))
     sqa_split: str = option("validation", "SQA's split: its sequences", choices=("train", "dev", "validation"))

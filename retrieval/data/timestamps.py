@@ -178,6 +178,11 @@ class CalendarZone:
         return str(self.zone)
 
     @property
+    def is_the_logs(self) -> bool:
+        """Whether the zone is the log's own: the one it is written in, or the named one its offsets match."""
+        return self.source in ("log", "offsets")
+
+    @property
     def note(self) -> str:
         return f"calendar days in {self.name} ({ZONE_SOURCES[self.source]})"
 

@@ -169,7 +169,7 @@ class ConversationTable:
     def zone_for(self, now: datetime) -> CalendarZone:
         """The zone a question asked at ``now`` (tz-aware) reads its calendar words in: the table's when it was given
         or is the log's own (or matches its offsets), else the zone of ``now``."""
-        if self.zone.source in ("given", "log", "offsets"):
+        if self.zone.source == "given" or self.zone.is_the_logs:
             return self.zone
         return calendar_zone(None, (), now) if str(now.tzinfo) != self.zone.name else self.zone
 

@@ -42,7 +42,8 @@ from retrieval.llm.base import LLMBackend
 from retrieval.memory.follow_ups import FollowUps
 from retrieval.memory.memory_answer import answer_messages
 from retrieval.memory.memory_folder import MemoryFolder
-from retrieval.memory.relevance.rerank import AUTO, use_relevance
+from retrieval.memory.relevance.choices import AUTO, RELEVANCE_HELP
+from retrieval.memory.relevance.rerank import use_relevance
 from retrieval.memory.result_print import print_result
 from retrieval.memory.snapshot import newest_readable
 from retrieval.memory.temporal_memory import TemporalMemory
@@ -59,9 +60,7 @@ class MemoryArguments:
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
     precision: str = option("fp32", "encoder precision of a new memory (bf16: weights cast, about 3x faster on a "
                             "CPU with bf16 units); an existing memory uses its own", choices=PRECISIONS)
-    relevance: str = option(AUTO, "ask and chat: the relevance model that re-ranks and cuts the content ranking's "
-        "candidates: auto (the packaged one, for the packaged encoder), packaged, none (the hand-tuned margin cut) "
-        "or a folder")
+    relevance: str = option(AUTO, "ask and chat: " + RELEVANCE_HELP)
 
 
 @dataclass(kw_only=True)

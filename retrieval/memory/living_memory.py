@@ -125,7 +125,7 @@ class LivingMemory:
             if isinstance(value, str | datetime):
                 stamps.append(self._timestamp(value, f"turn {n}"))
         zone = calendar_zone(None, stamps)
-        if zone.source in ("log", "offsets"):
+        if zone.is_the_logs:
             self.store.set_meta("tz", zone_name(zone.zone))
             self.store.set_meta("tz_source", zone.source)
             self.table.zone = zone

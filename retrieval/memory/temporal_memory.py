@@ -38,8 +38,9 @@ from retrieval.memory.living_memory import Appended, LivingMemory
 from retrieval.memory.planner import LLMPlanner, Planner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
+from retrieval.memory.relevance.choices import AUTO, RELEVANCE_HELP
 from retrieval.memory.relevance.confidence import weak_evidence_note, with_probabilities
-from retrieval.memory.relevance.rerank import AUTO, SecondStage, second_stage
+from retrieval.memory.relevance.rerank import SecondStage, second_stage
 from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_result import TemporalResult
@@ -353,8 +354,7 @@ class AskArguments:
         "list's top (top)", choices=CUTS)
     speaker_prior: float | None = option(None, "the named speaker's prior, in shares of one list's top (default: "
         "the fusion's, retrieval.memory.content_ranking.PRIOR_WEIGHTS)")
-    relevance: str = option(AUTO, "the relevance model that re-ranks and cuts the content ranking's candidates: auto "
-        "(the packaged one, for the packaged encoder), packaged, none (the hand-tuned margin cut) or a folder")
+    relevance: str = option(AUTO, RELEVANCE_HELP)
     json: bool = option(False, "print the result as JSON")
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from models.dual_encoder import DualEncoder
 from retrieval.config import option, parse_command
 from retrieval.data.jsonio import INPUT_ERRORS
+from retrieval.memory.relevance.choices import AUTO, RELEVANCE_HELP
 
 ADMIN_KEY_VARIABLE = "CTBLS_ADMIN_KEY"
 
@@ -36,8 +37,7 @@ class ServeArguments:
     store: str | None = option(None, "a PostgreSQL URL (postgresql://user@host/db; the password from PGPASSWORD or "
                                "~/.pgpass): the memories and their keys are kept in that database")
     encoder: str | None = option(None, "the memories' dual encoder (default: the packaged MiniLM)")
-    relevance: str = option("auto", "the relevance model every memory re-ranks and cuts with: auto (the packaged "
-        "one, for the packaged encoder), packaged, none (the hand-tuned ranking) or a folder")
+    relevance: str = option(AUTO, "every memory: " + RELEVANCE_HELP)
     tz: str | None = option(None, "the calendar zone of new memories that name none (default UTC)")
     host: str = option("127.0.0.1", "address to serve on (127.0.0.1: this machine only)")
     port: int = option(8000, "port")
@@ -51,8 +51,7 @@ class McpArguments:
     memory: str = option(help="the memory's folder, or its name in --store (made when missing)")
     store: str | None = option(None, "a PostgreSQL URL: the memory is kept in that database")
     encoder: str | None = option(None, "dual encoder of a new memory (default: the packaged MiniLM)")
-    relevance: str = option("auto", "the relevance model the memory re-ranks and cuts with: auto (the packaged one, "
-        "for the packaged encoder), packaged, none (the hand-tuned ranking) or a folder")
+    relevance: str = option(AUTO, RELEVANCE_HELP)
     tz: str | None = option(None, "calendar zone of a new memory (default UTC)")
     transport: str = option("stdio", "how the agent reaches it", choices=("stdio", "streamable-http"))
     host: str = option("127.0.0.1", "with streamable-http: the address")

@@ -38,7 +38,8 @@ from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.data.paths import default_cache_dir
 from retrieval.llm.base import LLMBackend
 from retrieval.memory.conversation_table import ConversationTable
-from retrieval.memory.relevance.rerank import PACKAGED, Reranker, relevance_model
+from retrieval.memory.relevance.choices import PACKAGED
+from retrieval.memory.relevance.rerank import Reranker, relevance_model
 from retrieval.memory.table_ops import execute
 from retrieval.trends.corpus import Corpus, load_corpus
 from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities

@@ -15,13 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol, TypeVar
 
 import numpy as np
 
 from retrieval.data.jsonio import DataError
 from retrieval.memory.conversation_table import ConversationTable
+from retrieval.memory.relevance.choices import AUTO, NO_MODEL, PACKAGED, PACKAGED_MODEL
 from retrieval.memory.relevance.features import candidate_features
 from retrieval.memory.relevance.model import RelevanceModel
 from retrieval.memory.when_answer import EVIDENCE_RULE
@@ -31,12 +31,6 @@ from retrieval.memory.when_answer import EVIDENCE_RULE
 # not. On the 5 folds of LoCoMo the two are one question apart (70.4 against 70.0 end to end, docs/relevance.md).
 RELEVANCE_RULE = "top"
 
-# What --relevance takes besides a folder. The packaged model is trained on every open conversation (LoCoMo and
-# Zyphra) by ``python -m train.memory_relevance --config configs/memory_relevance.yaml --package-dir
-# retrieval/memory/relevance/packaged``; figures for conversations it never saw come from the evaluations' folds.
-AUTO, PACKAGED, NO_MODEL = "auto", "packaged", "none"
-CHOICES = (AUTO, PACKAGED, NO_MODEL)
-PACKAGED_MODEL = Path(__file__).with_name("packaged")
 logger = logging.getLogger(__name__)
 
 
@@ -57,10 +51,10 @@ def second_stage(choice: str | None, evidence_rule: str, encoder_id: str | None 
     """(the second stage ``choice`` names, :data:`RELEVANCE_RULE`), or (None, ``evidence_rule``) for the hand-tuned
     ranking: what a command's ``--relevance`` gives a memory whose encoder is ``encoder_id``.
 
-    ``choice`` (:data:`CHOICES`, or a folder): ``auto`` (the commands' default) the packaged model when the memory's
-    encoder is the one it was trained with, else the hand-tuned ranking, said once on the log; ``packaged`` and a
-    folder that model, refused (a DataError) with an encoder it was not trained with; ``none`` or None the
-    hand-tuned ranking."""
+    ``choice`` (:data:`~retrieval.memory.relevance.choices.CHOICES`, or a folder): ``auto`` (the commands'
+    default) the packaged model when the memory's encoder is the one it was trained with, else the hand-tuned
+    ranking, said once on the log; ``packaged`` and a folder that model, refused (a DataError) with an encoder it was
+    not trained with; ``none`` or None the hand-tuned ranking."""
     if choice is None or choice == NO_MODEL:
         return None, evidence_rule
     model = relevance_model(choice)
