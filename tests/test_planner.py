@@ -280,6 +280,11 @@ def test_the_plan_shows_who_when_and_what(frame):
     assert json.loads(plan.to_json())["reading"] == plan.reading
 
 
+def test_a_topic_keeps_the_numbers_it_wrote_in_words(frame):
+    plan, _ = run(frame, "When was Bob's first day at the bakery?")
+    assert plan.reading["topic"] == "when was first day at the bakery?" and plan.reading["left"] == ["bakery"]
+
+
 @pytest.mark.parametrize("question, topic", [
     ("Give me a rundown of our chat on May 8th.", False),
     ("Catch me up on what we covered in the first half of March.", False),

@@ -12,7 +12,7 @@ import pytest
 
 from retrieval.timex import DEFAULT, QUESTION, UTTERANCE, Context, read, resolve_phrase
 from retrieval.timex.calendar import add_months, easter, iso_week, nth_weekday, two_digit_year, weeks_of
-from retrieval.timex.numbers import words_to_digits
+from retrieval.timex.numbers import number_words_back, words_to_digits
 from retrieval.timex.tense import lean_of
 
 UTC = ZoneInfo("UTC")
@@ -45,6 +45,12 @@ def the_mention(text: str, context: Context, phrase: bool = True):
 ])
 def test_number_words_become_digits(text, expected):
     assert words_to_digits(text) == expected
+
+
+def test_a_questions_numbers_in_words_come_back_for_searching():
+    question = "When was Marcus's first day at the new job, three weeks in?"
+    assert number_words_back(words_to_digits(question.lower()), question) == question.lower()
+    assert number_words_back("the 1st day", "the 1st day, the first") == "the 1st day"  # written in digits: kept
 
 
 def test_number_words_read_as_a_date():

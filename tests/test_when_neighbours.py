@@ -119,3 +119,15 @@ def test_a_sentence_that_times_two_events_is_read_clause_by_clause():
     assert a.source == "clause_event_time" and a.answer == "13 March 2024"
     a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did we ride the tram?")
     assert a.answer == "12 March 2024"  # the row's first time: the tram's own clause
+
+
+def test_two_sentences_sharing_as_many_words_leave_the_rows_own_time():
+    frame = conversation((1, "I heard back from the bakery today. They want me in for the tasting on 3/19 at 10."))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When was Ann's tasting at the bakery?")
+    assert a.answer == "19 March 2024" and a.source == "event_time"  # not "today", the frame's day
+
+
+def test_the_whole_weekend_is_the_weekend():
+    frame = conversation((1, "Got the keys Friday! Then spent the whole weekend painting the bedroom."))
+    a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did they paint the bedroom?")
+    assert a.answer == "the weekend before 14 March 2024" and a.source == "clause_event_time"

@@ -68,7 +68,8 @@ class AskedQuestion:
         # a time after now is what the question asks about ("the competition next month"), not when, and so is a
         # frequency ("every couple of months"): their words stay in the content the question names
         timed = [e for e in own if not ((e.unresolved or "").endswith("lies after now") or e.kind == "frequency")]
-        q = cls(question, norm, now, own, read_question(norm, timed, speakers), question_kind(question))
+        q = cls(question, norm, now, own, read_question(norm, timed, speakers, question),
+                question_kind(question))
         if history and rewrite == "carry":
             q.rewrite = carry_time_reference(history, question, now, own=own)
             q.carried, q.replaced = q.rewrite.carried, q.rewrite.replaced

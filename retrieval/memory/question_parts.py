@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field
 
 from retrieval.memory.time_resolver import TimeExpression
 from retrieval.search.english import ENGLISH_STOP_WORDS, english_stemmer
+from retrieval.timex.numbers import WORDS as NUMBER_WORDS
+from retrieval.timex.numbers import number_words_back
 
 # Words that ask for "what was said" without naming what about, added to the English stop words: the
 # vocabulary of talking about a conversation (verbs of saying and recalling, nouns for a conversation and its
@@ -187,15 +189,20 @@ def _subject(sentence: str, speaker: str) -> bool:
     return bool(words) and not re.search(rf"\b(?:{spoken_to})\s+(?:{words})\b", sentence)
 
 
-def read_question(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = ()) -> QuestionReading:
-    """The who / when / what of a normalised question (see the module's docstring)."""
+def read_question(norm: str, expressions: Sequence[TimeExpression], speakers: Sequence[str] = (),
+                  original: str | None = None) -> QuestionReading:
+    """The who / when / what of a normalised question (see the module's docstring); given the ``original`` question,
+    its topic keeps the numbers it wrote in words (the text searched says "first day", not "1st day")."""
     start, end = question_sentence(norm)
     sentence = norm[start:end]
     blanked = blank_spans(norm, [e.span for e in expressions], start, end)
     frame = REQUEST_FRAME.match(blanked)
     if frame:  # the imperative's verb and its "me" are the request, not a topic
         blanked = " " * frame.end() + blanked[frame.end():]
+    if original is not None:
+        blanked = number_words_back(blanked, original)
     text, left = question_content(blanked, speakers, generic=GENERIC_STEMS, stem=True)
+    left = [w for w in left if w.lower() not in NUMBER_WORDS]  # a number is no topic, in words or in digits
     reading = QuestionReading(when=[e.text for e in expressions if not e.unresolved], rest=text)
     marker = TOPIC_MARKER.search(text)
     wh = WH_NOUN.search(text)

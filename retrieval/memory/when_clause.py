@@ -16,6 +16,9 @@ the question (:func:`~retrieval.memory.when_neighbours.content_stems`) decides:
   another event's, and the answer is the day the row was said; a time whose sentence brings a word of the
   question of its own ("This hoodie is from my own collection. I made a limited line last week", asked about
   a limited collection of hoodies) stands;
+- two or more sentences share as many of the question's words ("I heard back from Linden today. They want me in for
+  the onsite next Tuesday", asked about the onsite at Linden): none tells the event more than another, and the
+  row's event time stands;
 - otherwise (the time's sentence shares no word: a frame such as "Guess what I did this week?" before the
   event; or no sentence shares any): the row's event time stands.
 """
@@ -63,8 +66,8 @@ def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventT
     asked = content_stems(question, names)
     shared = [asked & content_stems(p, names) for p, _ in parts]
     best = max(range(len(parts)), key=lambda i: len(shared[i]))
-    if not shared[best]:
-        return None
+    if not shared[best] or sum(len(s) == len(shared[best]) for s in shared) > 1:
+        return None  # no sentence, or more than one, tells the asked event best: the stored reading stands
     own = parts[best][1]
     stored = row.get("event_phrase")
     if own is not None:

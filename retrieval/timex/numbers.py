@@ -120,3 +120,19 @@ def words_to_digits(text: str) -> str:
         return " and ".join(out)
 
     return NUMBER_RUN.sub(repl, text)
+
+
+def number_words_back(text: str, original: str) -> str:
+    """``text``, a part of ``normalise(original)``, with each number ``original`` wrote in words written in them
+    again ("when was 1st day at linden?" -> "when was first day at linden?"): the digits are for the time grammar;
+    a question's words are for searching text that says "first" (a number written in digits stays in digits)."""
+    back: dict[str, str] = {}
+    for m in NUMBER_RUN.finditer(original):
+        words = m.group(0).lower()
+        digits = words_to_digits(words)
+        if digits != words and not re.search(rf"(?<!\w){re.escape(digits)}(?!\w)", original.lower()):
+            back.setdefault(digits, words)
+    if not back:
+        return text
+    found = re.compile(r"(?<!\w)({})(?!\w)".format("|".join(map(re.escape, sorted(back, key=len, reverse=True)))))
+    return found.sub(lambda m: back[m.group(1)], text)

@@ -158,8 +158,10 @@ def this_weekend(m):
     return pick(weekend(), 0)
 
 
-@G.rule("the weekend", lit(r"(the\s+|my\s+|on\s+the\s+|at\s+the\s+|over\s+the\s+|during\s+the\s+)?week-?ends?\b"))
-def the_weekend(m):  # a weekend chosen by context: the one just gone in a story told in the past
+@G.rule("the weekend", lit(r"((?:on\s+|at\s+|over\s+|during\s+)?the\s+(?:whole\s+|entire\s+)?|my\s+|all\s+)?"
+                           r"week-?ends?\b"))
+def the_weekend(m):  # a weekend chosen by context: the one just gone in a story told in the past ("all weekend", "the
+    # whole weekend": the same weekend, the words only say it filled it)
     return weekend() if m[1] else weekend().but(latent=True)  # "a weekend yoga class": no weekend in particular
 
 

@@ -265,7 +265,7 @@ def in_season(_, m):
     return season_time(m[1])
 
 
-@G.rule("the season", lit(r"the\s+(spring|summer|fall|autumn|winter)\b"))
+@G.rule("the season", lit(r"(?:the\s+(?:whole\s+|entire\s+)?|all\s+)(spring|summer|fall|autumn|winter)\b"))
 def the_season(m):  # "the fall" is as often a tumble ("the fall made it worse"): a season after "in", "during"...
     return season_time(m[1]).but(latent=True) if m[1] == "fall" else season_time(m[1])
 
