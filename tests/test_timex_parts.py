@@ -107,6 +107,8 @@ def test_calendar_arithmetic_clips_and_counts():
     ("the dentist is on the 14th", "the 14th", "future"),
     ("we agreed to buy it in January", "january", "future"),
     ("the meeting on Friday", "friday", None),
+    ("the vet is booked for the 16th", "the 16th", "future"),
+    ("the surgery got pushed to April 1st", "april 1st", "future"),
 ])
 def test_the_lean_of_a_sentence(sentence, phrase, lean):
     at = sentence.lower().index(phrase)
@@ -157,6 +159,16 @@ def test_parts_of_the_day_take_the_conventions_hours():
 def test_the_third_week_of_a_month_in_sevens():
     assert days("the third week of July 2020", SATURDAY) == ("2020-07-13", "2020-07-20")
     assert days("the third week of July 2020", SATURDAY, conventions=QUESTION) == ("2020-07-15", "2020-07-22")
+
+
+@pytest.mark.parametrize("text, found", [
+    ("surgery is scheduled for the 26th", "for the 26th"), ("he said the 15th, once the tenant is out", "the 15th"),
+    ("keys are ready Friday instead of the 15th", "of the 15th"), ("booked for the 16th at 5pm", "for the 16th at 5pm"),
+    ("his 15th birthday", None), ("on the 5th floor", None), ("the 3rd time this week", None),
+])
+def test_the_nth_alone_is_a_day_of_the_month_unless_it_counts_something(text, found):
+    mentions = read(text, Context(SATURDAY, conventions=UTTERANCE)).mentions
+    assert [m.text for m in mentions if m.text.endswith(("th", "pm", "rd"))][:1] == ([found] if found else [])
 
 
 def test_a_numeric_date_in_day_month_order():

@@ -8,7 +8,8 @@ distance in words (halved after the phrase: a verb mostly comes before its time)
 weak or too far leave no lean (the nearer of the last and the next one is then read). Strengths, strongest first:
 
 - a modal or auxiliary: "will", "'ll", "shall", "going to", "would" (future); "was", "were", "did", "had" (past);
-- an infinitive ("to expire", "to acquire") or a plan ("plan to", "expect", "scheduled", "looking forward"): future;
+- an infinitive ("to expire", "to acquire") or a plan ("plan to", "expect", "scheduled", "booked for", "pushed to",
+  "looking forward"): future;
 - an irregular past form ("said", "went", "told"): past;
 - a present tense that states a plan with a time after it ("the wedding is on the 2nd", "I start on Monday"):
   future;
@@ -27,6 +28,7 @@ MIN_SCORE = 0.25  # below this, no lean: a weak cue far from the phrase says lit
 MODAL_FUTURE = re.compile(r"\b(?:will|'ll|shall|gonna|going\s+to|would|wo\s*n't|won't)\b")
 AUX_PAST = re.compile(r"\b(?:was|were|did|had|didn't|wasn't|weren't|hadn't)\b")
 PLAN = re.compile(r"\b(?:plan(?:s|ning)?\s+to|planned\s+for|intend(?:s|ed)?\s+to|scheduled|due|upcoming|expects?|"
+                  r"booked|re-?scheduled|postponed|(?:pushed|put)\s+(?:back\s+)?to|(?:moved|bumped)\s+to|"
                   r"expected\s+to|hope\s+to|looking\s+forward|can't\s+wait|remind\s+me|let's|about\s+to|"
                   r"tomorrow|next)\b")
 _TIME_WORDS = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|today|tomorrow|now|"

@@ -107,9 +107,16 @@ def in_year(_, m):
     return year_time(int(m[1]))
 
 
-@G.rule("on the nth", lit(rf"on\s+the\s+({DOM}){ORD}(?=\s*(?:[.,!?;:)]|$))"))
-def on_the_nth(m):  # "the race was on the 5th.": a day of the month, closing its clause
-    day = day_of_month(int(m[1]))
+# what may follow "the 15th" that is a day of the month: the end of its clause, or a word that starts another part of
+# the sentence (a time, a conjunction, a verb or its subject), never a noun it would count ("the 15th century")
+_AFTER_DAY = (r"(?=\s*(?:[.,!?;:)]|$)|\s+(?:at|and|or|but|so|once|instead|when|then|which|if|too|is|was|will|would|"
+              r"works|we|i|he|she|they|you|it)\b)")
+
+
+@G.rule("on the nth", lit(rf"(?:(?:on|for|by|until|till|before|after|from|since|around|of)\s+)?the\s+({DOM}){ORD}"
+                          + _AFTER_DAY))
+def on_the_nth(m):  # "the race was on the 5th.", "scheduled for the 26th", "he said the 15th, once...": a day of the
+    day = day_of_month(int(m[1]))  # month where nothing after it makes it a count
     return None if day is None else day.but(latent=False)
 
 
