@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from retrieval.timex.date_order import order_of
+
 
 @dataclass(frozen=True)
 class Conventions:
@@ -46,7 +48,8 @@ class Conventions:
     # one read leaning forward
     past_today: bool = True
     future_today: bool = True
-    # a numeric date whose order is not given by its numbers ("3/4"): "MDY" or "DMY"
+    # a numeric date whose order is not given by its numbers ("3/4"): "MDY", "DMY", or "zone" (the order written
+    # where the reference's zone is, retrieval.timex.date_order; "MDY" where it says none)
     numeric_order: str = "MDY"
     # two-digit years: the century window ends this many years after the reference
     year_window: int = 20
@@ -70,12 +73,13 @@ class Conventions:
 
 DEFAULT = Conventions()
 # The memory's questions: the latest Friday before today, the last 7 days and today, "5 months ago" the month,
-# month parts in thirds, and parts of the day wide (they are soft filters: rows outside are kept when none is in).
+# month parts in thirds, "3/4" in the order of the log's zone, and parts of the day wide (they are soft filters:
+# rows outside are kept when none is in).
 QUESTION = replace(DEFAULT, name="question", parts_of_day=(("morning", 0, 12), ("afternoon", 12, 18),
                                                            ("evening", 17, 24), ("night", 18, 24)),
                    last_weekday="most_recent", next_weekday="first_after", last_week="rolling_today",
                    ago="unit", ahead="day", window_today=True, weekday_picks_year=False, early_late="thirds",
-                   ambiguous_hours="daytime",
+                   ambiguous_hours="daytime", numeric_order="zone",
                    earlier_later="reference",
                    past_today=False, week_of_month="sevens")
 # The memory's utterances: narration from the day it was said ("last week" the 7 days before it).
@@ -98,3 +102,16 @@ class Context:
             raise ValueError("the reference time must be time-zone aware (localise it with the text's time zone)")
         if self.lean not in (None, "past", "future"):
             raise ValueError(f"lean must be 'past', 'future' or None, not {self.lean!r}")
+
+    @property
+    def placing(self) -> Conventions:
+        """The conventions as placing uses them: a numeric order of "zone" made the order written where the
+        reference's zone is (:func:`~retrieval.timex.date_order.order_of`; month first where it names none), and
+        said in the conventions' name ("utterance, day first as in Europe/London")."""
+        c = self.conventions
+        if c.numeric_order != "zone":
+            return c
+        order = order_of(self.reference)
+        where = f"as in {self.reference.tzinfo}" if order else "where the zone names no order"
+        return replace(c, numeric_order=order or "MDY",
+                       name=f"{c.name}, {'day' if order == 'DMY' else 'month'} first {where}")

@@ -200,9 +200,10 @@ def _place(m: Mention, value: Time, context: Context, reference: datetime, tz, s
     if lean is None:
         span = _find(sentence, m.text)
         lean, why = lean_of(sentence, span)
-    placer = Placer(reference, context.conventions, lean, why)
+    conventions = context.placing
+    placer = Placer(reference, conventions, lean, why)
     try:
-        p: Placed = placer.place(with_conventions(value, context.conventions))
+        p: Placed = placer.place(with_conventions(value, conventions))
     except (Unplaceable, OverflowError, ValueError) as e:  # the last two: a date outside the calendar ("year 99999")
         m.unresolved = f"{m.text!r}: {e}"
         return
