@@ -38,6 +38,9 @@ def tiny_encoder(tiny_backbone):
     ("In what year did John get Max?", "year"),
     ("What did Caroline say about the support group?", None),
     ("Who did Maria have dinner with on May 3, 2023?", None),
+    ("and when did she fly out?", "when"),  # a follow-up opens with a conjunction
+    ("OK so, how long ago was that?", "ago"),
+    ("And what did he say?", None),
 ])
 def test_question_kind(question, kind):
     assert question_kind(question) == kind

@@ -39,7 +39,10 @@ KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|ti
          "month": r"(?:in\s+)?(?:which|what)\s+month", "year": r"(?:in\s+)?(?:which|what)\s+year",
          "when": r"when|(?:on\s+|in\s+)?(?:what|which)\s+(?:date|day|week|weekend|night|evening|morning|afternoon)"
                  r"|around\s+when"}
-_KIND_RE = [(k, re.compile(rf"^\W*(?:{p})\b", re.I)) for k, p in KINDS.items()]
+# what may open a question before its wh-word: a conjunction or an interjection ("and when did she fly out?", "ok so
+# how long ...")
+_OPENING = r"(?:(?:and|but|so|then|also|ok|okay|oh|well|right|hmm|wait|sorry|remind\s+me)\b[\s,]*)*"
+_KIND_RE = [(k, re.compile(rf"^\W*{_OPENING}(?:{p})\b", re.I)) for k, p in KINDS.items()]
 UNIT_DAYS = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}
 EVIDENCE_K = 10  # rows ranked for the evidence (the answer comes from the first, or the rule below)
 # Which evidence row answers (see pick_evidence): chosen on LoCoMo's dev conversations (eval.locomo_answers, README).
