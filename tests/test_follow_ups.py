@@ -53,3 +53,19 @@ def test_only_the_last_turns_are_kept(memory):
     for question in ("What did we discuss on March 4th?", "When did the dishwasher arrive?", "What about the bike?"):
         follow_ups.record(question, memory.ask(question, now=NOW))
     assert len(follow_ups.turns) == 2 and follow_ups.turns[0] == "What about the bike?"
+
+
+def test_a_pronoun_carries_what_the_earlier_question_named_not_its_answers_dates(memory):
+    follow_ups = FollowUps()
+    first = "When did Bob fix the bike's brakes?"
+    follow_ups.record(first, memory.ask(first, now=NOW))
+    assert follow_ups.named and follow_ups.named[0].startswith("on ")
+    question = "and what did he say about it?"
+    history = follow_ups.before(question, NOW)
+    assert history == [first]  # the question, not the date its answer named
+    result = memory.ask(question, history=history, now=NOW)
+    reading = result.plan.reading
+    assert reading["who"] == "Bob" and reading["who_role"] == "prior"
+    assert {"bike", "brakes"} <= set(reading["left"]) and "bike" in reading["topic"]
+    assert result.rewrite is not None and any("'it'" in n for n in result.rewrite.notes)
+    assert len(result.rows) == len(memory.table)  # no period carried: the whole log, ranked

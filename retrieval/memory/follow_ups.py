@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from retrieval.memory.content_carry import refers_back_by_pronoun
 from retrieval.memory.query_rewrite import refers_back
 
 HISTORY_TURNS = 4  # earlier questions and what their answers named, that a question is read after
@@ -38,13 +39,21 @@ class FollowUps:
 
     turns: list[str] = field(default_factory=list)
     keep: int = HISTORY_TURNS
+    named: list[str] = field(default_factory=list)  # the turns of ``turns`` that are what an answer named
 
     def before(self, question: str, now: datetime) -> list[str]:
-        """The turns ``question`` is read after: all kept ones when it refers back, none when it stands alone."""
-        return list(self.turns) if self.turns and refers_back(question, now) else []
+        """The turns ``question`` is read after: all kept ones when it refers back to a time; the earlier questions
+        alone when it refers back by a pronoun (:mod:`retrieval.memory.content_carry`: "which vet is it with?" is
+        about the booster asked of, not the dates its answer named); none when it stands alone."""
+        if self.turns and refers_back(question, now):
+            return list(self.turns)
+        if self.turns and refers_back_by_pronoun(question, now):  # what the questions named, not their answers' times
+            return [t for t in self.turns if t not in self.named]
+        return []
 
     def record(self, question: str, result) -> None:
         """Keep ``question`` and what its answer (a :class:`~retrieval.memory.temporal_result.TemporalResult`)
         named."""
         named = named_by(result)
         self.turns = (self.turns + [question] + ([named] if named else []))[-self.keep:]
+        self.named = [t for t in [*self.named, *([named] if named else [])] if t in self.turns]

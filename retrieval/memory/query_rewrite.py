@@ -115,10 +115,11 @@ def refers_back(query: str, now: datetime) -> bool:
 
 
 def carry_time_reference(history: Sequence[ContextTurn], query: str, now: datetime,
-                         own: Sequence[TimeExpression] | None = None) -> Rewrite:
+                         own: Sequence[TimeExpression] | None = None, beside: bool = True) -> Rewrite:
     """The time expressions of the latest earlier turn that has any, for a query with none of its own: in place of
-    its references back ("then", "that week", "the session after that"), else beside it. ``own``: the query's
-    expressions when already read. The rewrite's ``carried`` are the expressions; its text shows them."""
+    its references back ("then", "that week", "the session after that"), else beside it (unless not ``beside``: a
+    question that asks when takes no time it did not refer to). ``own``: the query's expressions when already read.
+    The rewrite's ``carried`` are the expressions; its text shows them."""
     resolver = TimeResolver(now)
     own = resolver.resolve(query) if own is None else own
     if any(not e.unresolved and not before_that(e) for e in own):
@@ -138,6 +139,9 @@ def carry_time_reference(history: Sequence[ContextTurn], query: str, now: dateti
                 notes.append(f"read {e.text!r} as {meant!r} from an earlier turn")
                 carried += _referent_expressions(e, found, now)
             return Rewrite(text.strip(), "carry", notes[::-1], carried, anaphora)
+        if not beside:
+            return Rewrite(query, "unchanged", ["a question that asks when takes no earlier time it does not refer "
+                                                "to"])
         asked = norm[start:end].strip().rstrip("?.! ")
         phrases = ", ".join(e.text for e in found)
         # a comma keeps the carried phrase from fusing with the query's last words ("conversations, 3 days ago")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval.data.types import ContextTurn
+from retrieval.memory.content_carry import carry_content
 from retrieval.memory.query_rewrite import Rewrite, carry_time_reference, context_query
 from retrieval.memory.question_parts import QuestionReading, read_question
 from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise, question_lean
@@ -71,8 +72,14 @@ class AskedQuestion:
         q = cls(question, norm, now, own, read_question(norm, timed, speakers, question),
                 question_kind(question))
         if history and rewrite == "carry":
-            q.rewrite = carry_time_reference(history, question, now, own=own)
+            q.rewrite = carry_time_reference(history, question, now, own=own, beside=q.kind is None)
             q.carried, q.replaced = q.rewrite.carried, q.rewrite.replaced
+            content = carry_content(history, question, q.reading, now, speakers)
+            if content is not None:  # what its pronouns stand for (retrieval.memory.content_carry)
+                content.apply(q.reading)
+                kept = q.rewrite.notes if q.rewrite.method != "unchanged" else []
+                q.rewrite = Rewrite(q.rewrite.text, "carry", [*kept, *content.notes], q.rewrite.carried,
+                                    q.rewrite.replaced)
         return q
 
     def _with(self, **changes) -> AskedQuestion:
