@@ -15,7 +15,8 @@ from retrieval.memory.table_ops import FALLBACK_NOTE, day_span
 WEAK_NOTE = "weak evidence:"  # the evidence is more likely not evidence (retrieval.memory.relevance.confidence)
 # The notes that say part of a question was not read, that nothing was found, or that the evidence is weak: an
 # answer shows them first.
-WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE, WEAK_NOTE)
+PLAN_NOTE = "from a plan:"  # a when-answer read from what was planned, about a time now past (plan_note)
+WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE, WEAK_NOTE, PLAN_NOTE)
 
 
 def warnings(notes: Sequence[str]) -> list[str]:
@@ -31,3 +32,17 @@ def empty_note(expressions: Sequence[dict], frame: pd.DataFrame, now: datetime) 
     first, last = frame["timestamp"].iloc[0], frame["timestamp"].iloc[-1]
     return (f"no rows: {searched} (reading 'now' as {now.isoformat(timespec='minutes')}); the memory holds "
             f"{first:%Y-%m-%d} to {last:%Y-%m-%d}")
+
+
+def plan_note(answer, now: datetime) -> str | None:
+    """For a when-``answer`` (:class:`~retrieval.memory.when_answer.WhenAnswer`) read from a plan, a row said before
+    the day it names ("the surgery is scheduled for the 26th"), about a day now past: what it was read from, said
+    first, since plans move and the row only says what was planned; None otherwise."""
+    if answer is None or answer.answer is None or answer.said is None or answer.start is None or answer.end is None:
+        return None
+    if answer.kind not in ("when", "month", "year") or answer.source == "timestamp":
+        return None
+    if answer.start.date() <= answer.said.date() or answer.end > now:
+        return None
+    return (f"{PLAN_NOTE} {answer.answer!r} is when it was planned on {answer.said:%d %B %Y}, not a report that it "
+            "happened then: plans move, so check the later rows")

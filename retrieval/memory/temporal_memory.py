@@ -30,7 +30,7 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
-from retrieval.memory.answer_notes import empty_note
+from retrieval.memory.answer_notes import empty_note, plan_note
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.language_check import language_note
@@ -311,8 +311,8 @@ class TemporalMemory:
             first, second = parts
             answer = answer_length_between(asked, self.when_evidence(first, now), self.when_evidence(second, now), now)
         shown = execution.rows if answer is not None else with_probabilities(execution, self.relevance)
-        weak = weak_evidence_note(answer, shown)  # said first
-        plan.notes[:0] = [weak] if weak else []
+        said_first = [weak_evidence_note(answer, shown), plan_note(answer, now)]
+        plan.notes[:0] = [n for n in said_first if n]
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,

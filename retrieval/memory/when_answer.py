@@ -107,6 +107,7 @@ class WhenAnswer:
     evidence: pd.DataFrame | None = None
     derivation: list[str] = field(default_factory=list)
     probability: float | None = None  # P(the rows it comes from are evidence), given a relevance model
+    said: datetime | None = None  # when the row it was read from was said
 
     @property
     def provenance(self) -> str:
@@ -303,7 +304,7 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
     if rank != 1:
         how.insert(0, f"evidence rule {rule!r}: row {picked.name}, ranked {rank} of {len(rows)}")
     out = WhenAnswer(kind, render(t, said), t.start, t.end, t.granularity, source=source, evidence=rows,
-                     derivation=how, probability=row_probability(picked))
+                     derivation=how, probability=row_probability(picked), said=said)
     if t.granularity == "fuzzy" and t.duration:  # "a few years ago": a length before it was said
         out.duration = t.duration
     if kind in ("month", "year") and t.granularity in ("day", "week", "weekend"):

@@ -1,0 +1,43 @@
+"""A when-answer read from a plan ("the dentist is on the 14th") about a day now past says so first: plans move;
+a report of what happened, or a plan still to come, says nothing of the kind."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from retrieval.memory.answer_notes import PLAN_NOTE
+from retrieval.memory.temporal_memory import TemporalMemory
+
+CHAT = [("2025-04-02T18:00:00+00:00", "Ann", "The dentist is on the 14th, I finally booked it."),
+        ("2025-04-02T18:01:00+00:00", "Bob", "Good luck. I went bowling yesterday with Carl."),
+        ("2025-04-03T18:00:00+00:00", "Ann", "Rainy week, nothing much happened.")]
+
+
+@pytest.fixture
+def memory(tmp_path, tiny_backbone):
+    from models.dual_encoder import DualEncoder
+
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": t, "speaker": s, "text": x}) + "\n" for t, s, x in CHAT))
+    return TemporalMemory.from_file(path, encoder=DualEncoder.from_backbone(tiny_backbone), cache_dir=None)
+
+
+def plan_notes(result) -> list[str]:
+    return [w for w in result.warnings if w.startswith(PLAN_NOTE)]
+
+
+def test_a_past_day_read_from_a_plan_says_so_first(memory):
+    result = memory.ask("When was Ann's dentist appointment?", now=datetime(2025, 4, 20, tzinfo=timezone.utc))
+    assert result.answer.answer == "14 April 2025" and result.answer.said.date().isoformat() == "2025-04-02"
+    (note,) = plan_notes(result)
+    assert "planned on 02 April 2025" in note and result.plan.notes[0] == note
+
+
+def test_a_plan_still_to_come_or_a_report_says_nothing(memory):
+    ahead = memory.ask("When is Ann's dentist appointment?", now=datetime(2025, 4, 10, tzinfo=timezone.utc))
+    assert ahead.answer.answer == "14 April 2025" and not plan_notes(ahead)
+    report = memory.ask("When did Bob go bowling?", now=datetime(2025, 4, 20, tzinfo=timezone.utc))
+    assert report.answer.answer == "1 April 2025" and not plan_notes(report)
