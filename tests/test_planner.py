@@ -282,7 +282,9 @@ def test_the_plan_shows_who_when_and_what(frame):
 
 def test_a_topic_keeps_the_numbers_it_wrote_in_words(frame):
     plan, _ = run(frame, "When was Bob's first day at the bakery?")
-    assert plan.reading["topic"] == "when was first day at the bakery?" and plan.reading["left"] == ["bakery"]
+    assert plan.reading["topic"] == "when was first day at the bakery?" and plan.reading["left"] == ["first", "bakery"]
+    plan, _ = run(frame, "What did Bob say he tried for the first time?")
+    assert plan.reading["what"] == "topic" and "first" in plan.reading["topic"]
 
 
 @pytest.mark.parametrize("question, topic", [

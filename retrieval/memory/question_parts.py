@@ -21,8 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 from retrieval.memory.time_resolver import TimeExpression
 from retrieval.search.english import ENGLISH_STOP_WORDS, english_stemmer
-from retrieval.timex.numbers import WORDS as NUMBER_WORDS
-from retrieval.timex.numbers import number_words_back
+from retrieval.timex.numbers import CARDINAL, SCALES, number_words_back
 
 # Words that ask for "what was said" without naming what about, added to the English stop words: the
 # vocabulary of talking about a conversation (verbs of saying and recalling, nouns for a conversation and its
@@ -202,7 +201,8 @@ def read_question(norm: str, expressions: Sequence[TimeExpression], speakers: Se
     if original is not None:
         blanked = number_words_back(blanked, original)
     text, left = question_content(blanked, speakers, generic=GENERIC_STEMS, stem=True)
-    left = [w for w in left if w.lower() not in NUMBER_WORDS]  # a number is no topic, in words or in digits
+    # a count is no topic, in words as in digits; an ordinal is ("tried for the first time"), as its "1st" was
+    left = [w for w in left if w.lower() not in CARDINAL and w.lower() not in SCALES]
     reading = QuestionReading(when=[e.text for e in expressions if not e.unresolved], rest=text)
     marker = TOPIC_MARKER.search(text)
     wh = WH_NOUN.search(text)
