@@ -39,6 +39,19 @@ def tiny_backbone(tmp_path_factory) -> str:
     return str(tiny_backbone_folder(tmp_path_factory.mktemp("tiny_bert")))
 
 
+def chat_memory(folder: Path, backbone: str, chat: list[tuple[str, str, str]]):
+    """A file-based memory over ``chat`` ((ISO timestamp, speaker, text) turns), written as JSONL in ``folder``,
+    with the tiny encoder of ``backbone``."""
+    import json
+
+    from models.dual_encoder import DualEncoder
+    from retrieval.memory.temporal_memory import TemporalMemory
+
+    path = folder / "chat.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": t, "speaker": s, "text": x}) + "\n" for t, s, x in chat))
+    return TemporalMemory.from_file(path, encoder=DualEncoder.from_backbone(backbone), cache_dir=None)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not (DATA_DIR / "ottqa").is_dir():

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 
 import pytest
+from conftest import chat_memory
 
 from retrieval.memory.follow_ups import FollowUps, named_by
-from retrieval.memory.temporal_memory import TemporalMemory
 
 NOW = datetime(2024, 4, 1, 12, tzinfo=timezone.utc)
 CHAT = [("2024-03-04T18:00:00+00:00", "Ann", "My sister's wedding is in June, we booked the venue."),
@@ -21,11 +20,7 @@ CHAT = [("2024-03-04T18:00:00+00:00", "Ann", "My sister's wedding is in June, we
 
 @pytest.fixture
 def memory(tmp_path, tiny_backbone):
-    from models.dual_encoder import DualEncoder
-
-    path = tmp_path / "chat.jsonl"
-    path.write_text("".join(json.dumps({"timestamp": t, "speaker": s, "text": x}) + "\n" for t, s, x in CHAT))
-    return TemporalMemory.from_file(path, encoder=DualEncoder.from_backbone(tiny_backbone), cache_dir=None)
+    return chat_memory(tmp_path, tiny_backbone, CHAT)
 
 
 def test_that_conversation_is_the_day_the_previous_answer_showed_first(memory):

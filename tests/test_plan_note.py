@@ -3,13 +3,12 @@ a report of what happened, or a plan still to come, says nothing of the kind."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 
 import pytest
+from conftest import chat_memory
 
 from retrieval.memory.answer_notes import PLAN_NOTE
-from retrieval.memory.temporal_memory import TemporalMemory
 
 CHAT = [("2025-04-02T18:00:00+00:00", "Ann", "The dentist is on the 14th, I finally booked it."),
         ("2025-04-02T18:01:00+00:00", "Bob", "Good luck. I went bowling yesterday with Carl."),
@@ -18,11 +17,7 @@ CHAT = [("2025-04-02T18:00:00+00:00", "Ann", "The dentist is on the 14th, I fina
 
 @pytest.fixture
 def memory(tmp_path, tiny_backbone):
-    from models.dual_encoder import DualEncoder
-
-    path = tmp_path / "chat.jsonl"
-    path.write_text("".join(json.dumps({"timestamp": t, "speaker": s, "text": x}) + "\n" for t, s, x in CHAT))
-    return TemporalMemory.from_file(path, encoder=DualEncoder.from_backbone(tiny_backbone), cache_dir=None)
+    return chat_memory(tmp_path, tiny_backbone, CHAT)
 
 
 def plan_notes(result) -> list[str]:
