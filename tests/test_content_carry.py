@@ -28,9 +28,12 @@ def test_time_phrases_and_they_are_not_pronouns_that_carry():
     assert pronouns("what did we say this week?", NOW) == (False, False)
     assert pronouns("and the session before that?", NOW) == (False, False)
     assert pronouns("which vet is it with?", NOW) == (False, True)
+    def reading(text):
+        return read(text).reading
+
     assert carry_content(["When did Priya sign the lease?"], "when did they move in?", read("x").reading, NOW,
-                         SPEAKERS) is None
-    assert carry_content([], "which vet is it with?", read("x").reading, NOW, SPEAKERS) is None
+                         reading, SPEAKERS) is None
+    assert carry_content([], "which vet is it with?", read("x").reading, NOW, reading, SPEAKERS) is None
 
 
 def test_a_when_question_takes_no_earlier_time_it_does_not_refer_to():

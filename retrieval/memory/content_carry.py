@@ -15,32 +15,33 @@ question's time is the time carry's affair (:func:`~retrieval.memory.query_rewri
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval.data.types import ContextTurn
 from retrieval.memory.query_rewrite import turn_text
-from retrieval.memory.question_parts import QuestionReading, question_sentence, read_question
-from retrieval.memory.time_resolver import TimeResolver, normalise
+from retrieval.memory.question_parts import QuestionReading, blank_spans, question_sentence
+from retrieval.memory.time_resolver import TimeExpression, TimeResolver, normalise
 
 PERSON = re.compile(r"\b(?:he|she|him|her|his|hers)\b")
 THING = re.compile(r"\b(?:it|its|that|this)\b")
 
 
-def pronouns(question: str, now: datetime) -> tuple[bool, bool]:
+def pronouns(question: str, now: datetime, found: Sequence[TimeExpression] | None = None) -> tuple[bool, bool]:
     """(refers to a person, refers to a thing) by a pronoun in the asking sentence of ``question``, outside its time
-    phrases ("that" of "the session before that" and "this" of "this week" are the time carry's)."""
+    phrases (``found``, when already read: "that" of "the session before that" and "this" of "this week" are the time
+    carry's)."""
     norm = normalise(question)
     start, end = question_sentence(norm)
-    spans = [e.span for e in TimeResolver(now).resolve(question)]
-    sentence = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(norm))[start:end]
+    found = TimeResolver(now).resolve(question) if found is None else found
+    sentence = blank_spans(norm, [e.span for e in found], start, end)
     return bool(PERSON.search(sentence)), bool(THING.search(sentence))
 
 
-def refers_back_by_pronoun(question: str, now: datetime) -> bool:
+def refers_back_by_pronoun(question: str, now: datetime, found: Sequence[TimeExpression] | None = None) -> bool:
     """Whether ``question`` leans on an earlier one by a pronoun ("when did she fly out?", "which vet is it with?")."""
-    return any(pronouns(question, now))
+    return any(pronouns(question, now, found))
 
 
 def earlier_question(history: Sequence[ContextTurn]) -> str | None:
@@ -70,15 +71,17 @@ class ContentCarry:
 
 
 def carry_content(history: Sequence[ContextTurn], question: str, reading: QuestionReading, now: datetime,
-                  speakers: Sequence[str] = ()) -> ContentCarry | None:
-    """What ``question`` (read as ``reading``) carries from the latest earlier question of ``history``: see the
-    module. None when it has no pronoun that refers back, or the earlier question names nothing to carry."""
-    person, thing = pronouns(question, now)
+                  read: Callable[[str], QuestionReading], speakers: Sequence[str] = (),
+                  found: Sequence[TimeExpression] | None = None) -> ContentCarry | None:
+    """What ``question`` (read as ``reading``, its time expressions ``found`` when already read) carries from the
+    latest earlier question of ``history``, read by ``read`` as any question is
+    (:meth:`~retrieval.memory.question.AskedQuestion.read`): see the module. None when it has no pronoun that
+    refers back, or the earlier question names nothing to carry."""
+    person, thing = pronouns(question, now, found)
     source = earlier_question(history) if person or thing else None
     if source is None:
         return None
-    own = [e for e in TimeResolver(now).resolve(source) if not e.unresolved]
-    earlier = read_question(normalise(source), own, speakers, source)
+    earlier = read(source)
     carry = ContentCarry(source)
     if person and reading.who is None and earlier.who is not None:
         carry.who = earlier.who

@@ -18,6 +18,7 @@ from datetime import datetime
 
 from retrieval.memory.content_carry import refers_back_by_pronoun
 from retrieval.memory.query_rewrite import refers_back
+from retrieval.memory.time_resolver import TimeResolver
 
 HISTORY_TURNS = 4  # earlier questions and what their answers named, that a question is read after
 
@@ -45,9 +46,12 @@ class FollowUps:
         """The turns ``question`` is read after: all kept ones when it refers back to a time; the earlier questions
         alone when it refers back by a pronoun (:mod:`retrieval.memory.content_carry`: "which vet is it with?" is
         about the booster asked of, not the dates its answer named); none when it stands alone."""
-        if self.turns and refers_back(question, now):
+        if not self.turns:
+            return []
+        found = TimeResolver(now).resolve(question)  # read once for both
+        if refers_back(question, now, found):
             return list(self.turns)
-        if self.turns and refers_back_by_pronoun(question, now):  # what the questions named, not their answers' times
+        if refers_back_by_pronoun(question, now, found):  # what the questions named, not their answers' times
             return [t for t in self.turns if t not in self.named]
         return []
 

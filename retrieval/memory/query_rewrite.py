@@ -108,10 +108,11 @@ def _referent_expressions(e: TimeExpression, found: list[TimeExpression], now: d
     return list(found)
 
 
-def refers_back(query: str, now: datetime) -> bool:
-    """Whether ``query`` holds a reference back to an earlier turn's time ("then", "that day", "the session before
-    that"): a chat reads such a question after the earlier ones, and a question without one on its own."""
-    return any(reference_kind(e) for e in TimeResolver(now).resolve(query))
+def refers_back(query: str, now: datetime, found: Sequence[TimeExpression] | None = None) -> bool:
+    """Whether ``query`` (its time expressions ``found``, when already read) holds a reference back to an earlier
+    turn's time ("then", "that day", "the session before that"): a chat reads such a question after the earlier
+    ones, and a question without one on its own."""
+    return any(reference_kind(e) for e in (TimeResolver(now).resolve(query) if found is None else found))
 
 
 def carry_time_reference(history: Sequence[ContextTurn], query: str, now: datetime,

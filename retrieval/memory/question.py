@@ -74,7 +74,10 @@ class AskedQuestion:
         if history and rewrite == "carry":
             q.rewrite = carry_time_reference(history, question, now, own=own, beside=q.kind is None)
             q.carried, q.replaced = q.rewrite.carried, q.rewrite.replaced
-            content = carry_content(history, question, q.reading, now, speakers)
+            def read_earlier(text: str) -> QuestionReading:
+                return cls.read(text, now, speakers).reading
+
+            content = carry_content(history, question, q.reading, now, read_earlier, speakers, own)
             if content is not None:  # what its pronouns stand for (retrieval.memory.content_carry)
                 content.apply(q.reading)
                 kept = q.rewrite.notes if q.rewrite.method != "unchanged" else []
