@@ -41,3 +41,13 @@ def test_a_numeric_date_is_read_in_the_order_of_where_it_was_written():
     assert day(ZoneInfo("America/New_York"))[0] == "2026-03-04"
     assert day(timezone.utc)[0] == "2026-03-04"  # no place: month first
     assert day(ZoneInfo("Europe/London"), DEFAULT)[0] == "2026-03-04"  # the default conventions keep their order
+
+
+def test_without_babel_the_error_says_how_to_get_it(monkeypatch):
+    import sys
+
+    from retrieval.timex import date_order
+
+    monkeypatch.setitem(sys.modules, "babel.core", None)
+    with pytest.raises(ImportError, match="pip install"):
+        date_order._babel("core")

@@ -24,12 +24,21 @@ from functools import cache, lru_cache
 from zoneinfo import ZoneInfo
 
 
+def _babel(module: str):
+    """``babel.<module>``, or an error that says how to get it (a dependency of this package: CLDR's data)."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"babel.{module}")
+    except ImportError as e:
+        raise ImportError("reading '3/4' in the order of the log's zone needs Babel (CLDR's data), a dependency of "
+                          "this package: pip install -e . (or pip install babel)") from e
+
+
 def territory_locale(territory: str) -> str:
     """The locale whose writing stands for a territory's: its English one where CLDR has it (the grammar reads
     English: "en_GB", "en_CA"), else one of its official languages' ("fr_NE"), else its likeliest ("und_NE")."""
-    from babel import localedata
-    from babel.core import get_global
-
+    localedata, get_global = _babel("localedata"), _babel("core").get_global
     languages = get_global("territory_languages").get(territory, {})
     official = [lang for lang, info in languages.items()
                 if (info.get("official_status") or "") in ("official", "de_facto_official")]
@@ -42,8 +51,7 @@ def territory_order(territory: str) -> str | None:
     """"MDY" or "DMY" for a territory code ("US", "GB"), from its locale's (:func:`territory_locale`) pattern of a
     numeric month and day (CLDR's "Md" skeleton: "M/d", "dd/MM"; else its short date pattern); None when CLDR has
     no locale for it."""
-    from babel import Locale, UnknownLocaleError
-
+    Locale, UnknownLocaleError = _babel("core").Locale, _babel("core").UnknownLocaleError
     try:
         locale = Locale.parse(territory_locale(territory))
         pattern = locale.datetime_skeletons.get("Md") or locale.date_formats["short"]
@@ -58,8 +66,7 @@ def territory_order(territory: str) -> str | None:
 
 @cache
 def _territories() -> dict[str, str]:
-    from babel.core import get_global
-
+    get_global = _babel("core").get_global
     aliases = dict(get_global("zone_aliases"))
     zones = dict(get_global("zone_territories"))
     zones = {name: t for name, t in zones.items() if len(t) == 2 and t.isalpha() and t != "ZZ"}  # not "Etc/GMT-1"
