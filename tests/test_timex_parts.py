@@ -165,6 +165,7 @@ def test_the_third_week_of_a_month_in_sevens():
     ("surgery is scheduled for the 26th", "for the 26th"), ("he said the 15th, once the tenant is out", "the 15th"),
     ("keys are ready Friday instead of the 15th", "of the 15th"), ("booked for the 16th at 5pm", "for the 16th at 5pm"),
     ("his 15th birthday", None), ("on the 5th floor", None), ("the 3rd time this week", None),
+    ("the dentist is on the 20th for a cleaning", "on the 20th"), ("the 20th for a cleaning", None),
 ])
 def test_the_nth_alone_is_a_day_of_the_month_unless_it_counts_something(text, found):
     mentions = read(text, Context(SATURDAY, conventions=UTTERANCE)).mentions

@@ -113,10 +113,15 @@ _AFTER_DAY = (r"(?=\s*(?:[.,!?;:)]|$)|\s+(?:at|and|or|but|so|once|instead|when|t
               r"works|we|i|he|she|they|you|it)\b)")
 
 
-@G.rule("on the nth", lit(rf"(?:(?:on|for|by|until|till|before|after|from|since|around|of)\s+)?the\s+({DOM}){ORD}"
-                          + _AFTER_DAY))
+# after "on the 20th" (a preposition before it: a day, not a rank), a phrase may start too: "on the 20th for a
+# cleaning", "on the 3rd with Dr Osei", "on the 5th in the afternoon" ("on the 5th floor" is still a count)
+_AFTER_ON_DAY = r"(?=\s+(?:for|with|in|to|from|after|before|by|around|like|because|since|until|till)\b)"
+
+
+@G.rule("on the nth", lit(rf"(?:(?:on|for|by|until|till|before|after|from|since|around|of)\s+the\s+({DOM}){ORD}"
+                          rf"(?:{_AFTER_DAY}|{_AFTER_ON_DAY})|the\s+({DOM}){ORD}{_AFTER_DAY})"))
 def on_the_nth(m):  # "the race was on the 5th.", "scheduled for the 26th", "he said the 15th, once...": a day of the
-    day = day_of_month(int(m[1]))  # month where nothing after it makes it a count
+    day = day_of_month(int(m[1] or m[2]))  # month where nothing after it makes it a count
     return None if day is None else day.but(latent=False)
 
 
