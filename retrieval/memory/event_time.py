@@ -92,13 +92,11 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
         raise ValueError("an utterance's timestamp must be time-zone aware to resolve its time expressions")
     if text in _TIMELESS:
         return EventReading(None)
-    reading = read(text, Context(said_at, conventions=UTTERANCE))
-    norm = reading.normalised
+    norm, read_mentions = mention_events(text, said_at)
     result, timed = EventReading(None), []
     taken = [False] * len(norm)
-    for m in reading.mentions:
+    for m, found in read_mentions:
         taken[m.span[0]:m.span[1]] = [True] * (m.span[1] - m.span[0])
-        found = _event(m, norm, said_at)
         if isinstance(found, EventTime):
             timed.append(found)
         elif found == "vague":
@@ -108,7 +106,7 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
     for cue in CUES.finditer(norm):
         if not any(taken[cue.start():cue.end()]) and cue.group(0) not in VAGUE_CUES:
             result.unresolved.append(f"{cue.group(0)!r} (no rule resolves the time word {cue.group(0)!r})")
-    if not reading.mentions and not result.unresolved and len(_TIMELESS) < TIMELESS_MAX:
+    if not read_mentions and not result.unresolved and len(_TIMELESS) < TIMELESS_MAX:
         _TIMELESS[text] = None
     if timed:
         best = next((e for e in timed if e.kind not in SAME_DAY_KINDS + LENGTH_KINDS),
@@ -116,6 +114,15 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
         length = next((e.duration for e in [best] + timed if e.duration), None)
         result.time = EventTime(best.start, best.end, best.granularity, best.phrase, best.kind, length, best.note)
     return result
+
+
+def mention_events(text: str, said_at: datetime, lean: str | None = None
+                   ) -> tuple[str, list[tuple[Mention, EventTime | str | None]]]:
+    """``text`` as the grammar normalised it (the mentions' spans index it) and each time phrase it reads, with what
+    the phrase says of the event's time under the conventions above: an :class:`EventTime`, "vague", the reason it
+    has none, or None. ``lean`` ("past", "future") places every phrase on that side instead of its sentence's."""
+    reading = read(text, Context(said_at, lean=lean, conventions=UTTERANCE))
+    return reading.normalised, [(m, _event(m, reading.normalised, said_at)) for m in reading.mentions]
 
 
 def _units_back(said: datetime, unit: str, n: int) -> tuple[datetime, datetime]:

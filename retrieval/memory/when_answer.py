@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
+from retrieval.memory.plan_change import moved_plan
 from retrieval.memory.when_clause import clause_time
 from retrieval.memory.when_neighbours import content_stems, stated_neighbour
 from retrieval.timex.calendar import weekend_before
@@ -60,6 +61,7 @@ EVIDENCE_DEPTH: int | None = None
 # The question kinds answered from the first ranked row that states a length, when one does: chosen on the dev
 # conversations (() to turn it off).
 LENGTH_FIRST = ("how_long",)
+MOVABLE = ("when", "month", "year", "ago")  # kinds whose answer follows a plan that moved (plan_change)
 # The column a second stage's rows carry their probability of being evidence in (retrieval.memory.relevance.confidence)
 PROBABILITY = "evidence_p"
 
@@ -299,6 +301,11 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
     picked = row
     row, t, source, how = evidence_time(row, frame, question)
+    moved = None if frame is None or question is None or kind not in MOVABLE else moved_plan(row, t, frame, question,
+                                                                                            now)
+    if moved is not None:  # a plan that a later row says moved: its last day (retrieval.memory.plan_change)
+        row, t, later = moved
+        how += later
     said = row["timestamp"].to_pydatetime()
     rank = rows.index.get_loc(picked.name) + 1
     if rank != 1:

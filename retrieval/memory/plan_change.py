@@ -1,0 +1,99 @@
+"""A plan's later word: a when-answer read from a plan gives way to a later row that says the plan moved.
+
+"Mom's surgery is scheduled for the 26th", said on 11 March, is a plan (:func:`is_plan`: said before the day it
+names); on 27 March "mom's surgery got pushed to april 1st" moves it. Asked "when was the surgery?", the answer is
+the 1st of April, not the 26th of March. A row **says a plan moved** when one of its time phrases comes right after
+a verb of moving a date and its "to" ("moved to Friday the 21st", "pushed back to April 1st", "they moved us to
+Sunday the 30th", "postponed until the 5th", "rescheduled for Monday") or right before "instead of" / "rather than"
+("the keys are ready this Friday instead of the 15th"): that phrase is the new time (:func:`moved_time`).
+
+Such a row moves **this** plan, not another, when it is said after the plan and no later than now, and either the
+sentence that moves it shares with the question at least one content word and as many as the plan's row does
+(:func:`~retrieval.memory.when_neighbours.content_stems`: "mom" and "surgery", as "mom got her results... surgery is
+scheduled for the 26th" does; not "mom" alone for "mom's MRI is Monday"), or another of its time phrases names the
+planned day itself ("they double booked Saturday the 29th. they moved us to Sunday the 30th", "instead of the
+15th"). Moves are followed in the order they were said, so a plan moved twice ends on its last day. A question
+that asks for the plan itself ("when was it originally?", "when was it supposed to be?") keeps the plan.
+
+Reports that the event happened ("the surgery went fine yesterday") and corrections without such a verb ("he
+never showed on Thursday, then turned up Friday") are not read: the answer then says first that it comes from a
+plan (:func:`~retrieval.memory.answer_notes.plan_note`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import pandas as pd
+
+from retrieval.memory.event_time import EventTime, mention_events
+from retrieval.memory.when_neighbours import content_stems
+
+# a verb of moving a date, up to three words, then the preposition the new time follows ("got moved to", "pushed
+# back to", "moved us to", "changed the date to", "postponed until"), and the phrase's own "the"
+_MOVED_TO = re.compile(r"\b(?:moved|moving|pushed|postponed|rescheduled|re-scheduled|bumped|changed|delayed|"
+                       r"shifted|switched|put\s+off|put\s+back|brought\s+forward)\b(?:\s+[a-z']+){0,3}?\s+"
+                       r"(?:to|until|till|for)\s+(?:the\s+)?$")
+_INSTEAD = re.compile(r"^\s*,?\s*(?:instead\s+of|rather\s+than)\b")
+# rows worth reading with the grammar: a cheap filter over the whole memory's text
+_CUE = re.compile(r"\b(?:moved|moving|pushed|postponed|rescheduled|re-scheduled|bumped|changed|delayed|shifted|"
+                  r"switched|put\s+off|put\s+back|brought\s+forward|instead\s+of|rather\s+than)\b", re.IGNORECASE)
+# a question that asks for the plan itself, not for what became of it
+ASKS_PLAN = re.compile(r"\b(?:originally|initially|at\s+first|first\s+(?:planned|scheduled|set)|supposed\s+to|"
+                       r"meant\s+to)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_PREPOSITION = re.compile(r"(?:to|until|till|for)\s+(?:the\s+)?")  # a phrase that holds its own ("until the 5th")
+
+
+def is_plan(t: EventTime, said: datetime) -> bool:
+    """Whether an event time read from a row said at ``said`` names a day after it: what was planned."""
+    return t.start.date() > said.date()
+
+
+def moved_time(text: str, said: datetime) -> tuple[EventTime, str, list[EventTime]] | None:
+    """When ``text`` (said at ``said``) says a plan moved: (the new time, the sentence that says so, the row's other
+    times); else None."""
+    if not _CUE.search(text):
+        return None
+    norm, mentions = mention_events(text, said)
+    timed = [(m, t) for m, t in mentions if isinstance(t, EventTime)]
+    for n, (m, t) in enumerate(timed):
+        before = norm[max(0, m.span[0] - 80):m.span[0]] + (_PREPOSITION.match(m.text) or [""])[0]
+        if _MOVED_TO.search(before) or _INSTEAD.match(norm[m.span[1]:]):
+            sentence = next((s.group(0) for s in _SENTENCE.finditer(norm) if s.start() <= m.span[0] < s.end()), norm)
+            ahead = [x for x in mention_events(text, said, lean="future")[1] if isinstance(x[1], EventTime)]
+            new = ahead[n][1] if len(ahead) == len(timed) else t  # a move names a day to come
+            return new, sentence, [o for k, (_, o) in enumerate(timed) if k != n]
+    return None
+
+
+def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str, now: datetime
+               ) -> tuple[pd.Series, EventTime, list[str]] | None:
+    """Where the plan of ``row`` (its event time ``t``) moved to, by the rows of ``frame`` said after it and no later
+    than ``now`` (see the module): (the row that moved it last, the new time, the derivation), or None."""
+    said = row["timestamp"].to_pydatetime()
+    if not is_plan(t, said) or ASKS_PLAN.search(question):
+        return None
+    later = frame[(frame["timestamp"] > row["timestamp"]) & (frame["timestamp"] <= now)]
+    later = later[later["text"].astype(str).str.contains(_CUE)]
+    if later.empty:
+        return None
+    names = [str(x) for x in frame["speaker"].unique()]
+    asked = content_stems(question, names)
+    least = max(1, len(asked & content_stems(str(row["text"]), names)))
+    moved, how = None, []
+    for _, r in later.iterrows():
+        found = moved_time(str(r["text"]), r["timestamp"].to_pydatetime())
+        if found is None:
+            continue
+        new, sentence, others = found
+        shared = asked & content_stems(sentence, names)
+        names_day = any(o.start.date() == t.start.date() for o in others)
+        if not (len(shared) >= least or names_day):
+            continue
+        link = f"sharing {sorted(shared)} with the question" if shared else f"naming the planned day {t.start.date()}"
+        how.append(f"the plan moved: row {r.name} ({r['speaker']}, said {r['timestamp'].isoformat()}), {link}, "
+                   f"says {new.phrase!r}: [{new.start.date()}, {new.end.date()}) ({new.granularity})")
+        moved, t = r, new
+    return None if moved is None else (moved, t, how)
