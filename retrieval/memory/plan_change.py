@@ -62,8 +62,8 @@ def moved_time(text: str, said: datetime) -> tuple[EventTime, str, list[EventTim
         before = norm[max(0, m.span[0] - 80):m.span[0]] + (_PREPOSITION.match(m.text) or [""])[0]
         if _MOVED_TO.search(before) or _INSTEAD.match(norm[m.span[1]:]):
             sentence = next((s.group(0) for s in _SENTENCE.finditer(norm) if s.start() <= m.span[0] < s.end()), norm)
-            ahead = [x for x in mention_events(text, said, lean="future")[1] if isinstance(x[1], EventTime)]
-            new = ahead[n][1] if len(ahead) == len(timed) else t  # a move names a day to come
+            ahead = [x for _, x in mention_events(text, said, lean="future")[1] if isinstance(x, EventTime)]
+            new = ahead[n] if len(ahead) == len(timed) else t  # a move names a day to come
             return new, sentence, [o for k, (_, o) in enumerate(timed) if k != n]
     return None
 
