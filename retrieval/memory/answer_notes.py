@@ -10,6 +10,7 @@ from datetime import datetime
 
 import pandas as pd
 
+from retrieval.memory.plan_change import is_plan
 from retrieval.memory.table_ops import FALLBACK_NOTE, day_span
 
 WEAK_NOTE = "weak evidence:"  # the evidence is more likely not evidence (retrieval.memory.relevance.confidence)
@@ -42,7 +43,7 @@ def plan_note(answer, now: datetime) -> str | None:
         return None
     if answer.kind not in ("when", "month", "year") or answer.source == "timestamp":
         return None
-    if answer.start.date() <= answer.said.date() or answer.end > now:
+    if not is_plan(answer.start, answer.said) or answer.end > now:
         return None
     return (f"{PLAN_NOTE} {answer.answer!r} is when it was planned on {answer.said:%d %B %Y}, not a report that it "
             "happened then: plans move, so check the later rows")

@@ -28,27 +28,28 @@ from datetime import datetime
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime, mention_events
-from retrieval.memory.when_neighbours import content_stems
+from retrieval.memory.when_clause import sentence_at
+from retrieval.memory.when_neighbours import content_stems, participant_names
 
+_MOVING = (r"moved|moving|pushed|postponed|rescheduled|re-scheduled|bumped|changed|delayed|shifted|switched|"
+           r"put\s+off|put\s+back|brought\s+forward")  # verbs of moving a date
+_INSTEAD_WORDS = r"instead\s+of|rather\s+than"
 # a verb of moving a date, up to three words, then the preposition the new time follows ("got moved to", "pushed
 # back to", "moved us to", "changed the date to", "postponed until"), and the phrase's own "the"
-_MOVED_TO = re.compile(r"\b(?:moved|moving|pushed|postponed|rescheduled|re-scheduled|bumped|changed|delayed|"
-                       r"shifted|switched|put\s+off|put\s+back|brought\s+forward)\b(?:\s+[a-z']+){0,3}?\s+"
-                       r"(?:to|until|till|for)\s+(?:the\s+)?$")
-_INSTEAD = re.compile(r"^\s*,?\s*(?:instead\s+of|rather\s+than)\b")
+_MOVED_TO = re.compile(rf"\b(?:{_MOVING})\b(?:\s+[a-z']+){{0,3}}?\s+(?:to|until|till|for)\s+(?:the\s+)?$")
+_INSTEAD = re.compile(rf"^\s*,?\s*(?:{_INSTEAD_WORDS})\b")
 # rows worth reading with the grammar: a cheap filter over the whole memory's text
-_CUE = re.compile(r"\b(?:moved|moving|pushed|postponed|rescheduled|re-scheduled|bumped|changed|delayed|shifted|"
-                  r"switched|put\s+off|put\s+back|brought\s+forward|instead\s+of|rather\s+than)\b", re.IGNORECASE)
+_CUE = re.compile(rf"\b(?:{_MOVING}|{_INSTEAD_WORDS})\b", re.IGNORECASE)
 # a question that asks for the plan itself, not for what became of it
 ASKS_PLAN = re.compile(r"\b(?:originally|initially|at\s+first|first\s+(?:planned|scheduled|set)|supposed\s+to|"
                        r"meant\s+to)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _PREPOSITION = re.compile(r"(?:to|until|till|for)\s+(?:the\s+)?")  # a phrase that holds its own ("until the 5th")
 
 
-def is_plan(t: EventTime, said: datetime) -> bool:
-    """Whether an event time read from a row said at ``said`` names a day after it: what was planned."""
-    return t.start.date() > said.date()
+def is_plan(start: datetime, said: datetime) -> bool:
+    """Whether a time starting at ``start``, read from a row said at ``said``, names a day after it: what was
+    planned."""
+    return start.date() > said.date()
 
 
 def moved_time(text: str, said: datetime) -> tuple[EventTime, str, list[EventTime]] | None:
@@ -61,7 +62,7 @@ def moved_time(text: str, said: datetime) -> tuple[EventTime, str, list[EventTim
     for n, (m, t) in enumerate(timed):
         before = norm[max(0, m.span[0] - 80):m.span[0]] + (_PREPOSITION.match(m.text) or [""])[0]
         if _MOVED_TO.search(before) or _INSTEAD.match(norm[m.span[1]:]):
-            sentence = next((s.group(0) for s in _SENTENCE.finditer(norm) if s.start() <= m.span[0] < s.end()), norm)
+            sentence = sentence_at(norm, m.span[0])
             ahead = [x for _, x in mention_events(text, said, lean="future")[1] if isinstance(x, EventTime)]
             new = ahead[n] if len(ahead) == len(timed) else t  # a move names a day to come
             return new, sentence, [o for k, (_, o) in enumerate(timed) if k != n]
@@ -73,13 +74,13 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
     """Where the plan of ``row`` (its event time ``t``) moved to, by the rows of ``frame`` said after it and no later
     than ``now`` (see the module): (the row that moved it last, the new time, the derivation), or None."""
     said = row["timestamp"].to_pydatetime()
-    if not is_plan(t, said) or ASKS_PLAN.search(question):
+    if not is_plan(t.start, said) or ASKS_PLAN.search(question):
         return None
     later = frame[(frame["timestamp"] > row["timestamp"]) & (frame["timestamp"] <= now)]
     later = later[later["text"].astype(str).str.contains(_CUE)]
     if later.empty:
         return None
-    names = [str(x) for x in frame["speaker"].unique()]
+    names = participant_names(frame)
     asked = content_stems(question, names)
     least = max(1, len(asked & content_stems(str(row["text"]), names)))
     moved, how = None, []

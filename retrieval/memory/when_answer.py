@@ -29,7 +29,7 @@ import pandas as pd
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.plan_change import moved_plan
 from retrieval.memory.when_clause import clause_time
-from retrieval.memory.when_neighbours import content_stems, stated_neighbour
+from retrieval.memory.when_neighbours import content_stems, participant_names, stated_neighbour
 from retrieval.timex.calendar import weekend_before
 from retrieval.timex.placed import OPEN_START
 
@@ -200,7 +200,7 @@ def as_much_about(candidates: list[pd.Series], first: pd.Series, question: str, 
     """The ``candidates`` that share with ``question`` at least one content word and at least as many as ``first``
     (the best-ranked row) does: a stated row about something else, or less about it than the best-ranked row
     (which then answers, or its neighbour), does not answer. ``frame`` gives the participants' names."""
-    names = [str(x) for x in frame["speaker"].unique()]
+    names = participant_names(frame)
     asked = content_stems(question, names)
 
     def shared(r: pd.Series) -> int:
@@ -272,7 +272,7 @@ def evidence_time(row: pd.Series, frame: pd.DataFrame | None, question: str | No
     t = event_time_of(row)
     source = "neighbour_event_time" if how else "event_time"
     if t is not None and question is not None:
-        names = [str(x) for x in (frame if frame is not None else row.to_frame().T)["speaker"].unique()]
+        names = participant_names(frame if frame is not None else row.to_frame().T)
         clause = clause_time(row, question, names)
         if clause is not None:
             t, why = clause
@@ -301,11 +301,11 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
     picked = row
     row, t, source, how = evidence_time(row, frame, question)
-    moved = None if frame is None or question is None or kind not in MOVABLE else moved_plan(row, t, frame, question,
-                                                                                            now)
-    if moved is not None:  # a plan that a later row says moved: its last day (retrieval.memory.plan_change)
-        row, t, later = moved
-        how += later
+    if frame is not None and question is not None and kind in MOVABLE:
+        moved = moved_plan(row, t, frame, question, now)
+        if moved is not None:  # a plan that a later row says moved: its last day (retrieval.memory.plan_change)
+            row, t, later = moved
+            how += later
     said = row["timestamp"].to_pydatetime()
     rank = rows.index.get_loc(picked.name) + 1
     if rank != 1:

@@ -45,6 +45,13 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(str(text).strip()) if s.strip()]
 
 
+def sentence_at(text: str, index: int) -> str:
+    """The sentence of ``text`` (split as :func:`sentences` splits it) that holds the character at ``index``."""
+    start = max((m.end() for m in _SENTENCE.finditer(text) if m.end() <= index), default=0)
+    end = next((m.start() for m in _SENTENCE.finditer(text) if m.start() >= index), len(text))
+    return text[start:end]
+
+
 def clauses(text: str, said: datetime) -> list[tuple[str, EventTime | None]]:
     """The sentences of ``text`` with their event times, a sentence that states two or more times split into its
     clauses, so that each time is read with the words of its own event."""

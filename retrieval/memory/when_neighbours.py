@@ -38,6 +38,11 @@ def content_stems(text: str, names: Iterable[str] = ()) -> set[str]:
     return {s for s in english_stemmer().stemWords(words) if s not in GENERIC_STEMS}
 
 
+def participant_names(frame: pd.DataFrame) -> list[str]:
+    """The names of the participants of ``frame``'s rows (what :func:`content_stems` leaves out)."""
+    return [str(s) for s in frame["speaker"].unique()]
+
+
 def session_neighbours(frame: pd.DataFrame, row: pd.Series, window: int) -> list[tuple[int, pd.Series]]:
     """The utterances of ``row``'s session within ``window`` turns of it, nearest first (the earlier of two at the
     same distance first), each with its signed distance in turns."""
@@ -58,7 +63,7 @@ def stated_neighbour(frame: pd.DataFrame, row: pd.Series, question: str, window:
         raise ValueError(f"the neighbour window must be at least 0 turns, got {window}")
     if row.name not in frame.index:
         return None
-    names = [str(s) for s in frame["speaker"].unique()]
+    names = participant_names(frame)
     asked = content_stems(question, names)
     for d, n in session_neighbours(frame, row, window):
         if pd.notna(n.get("event_start")):
