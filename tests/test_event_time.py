@@ -230,5 +230,7 @@ def test_an_open_range_is_said_as_one_never_from_the_year_1900():
     from retrieval.memory.when_answer import render
 
     said = datetime(2025, 3, 22, 9, 37, tzinfo=ZoneInfo("America/New_York"))
-    got = read_event_time("gonna carb load before tomorrow's race", said).time
+    got = read_event_time("gonna carb load before tomorrow", said).time
     assert got.kind == "bound" and render(got, said) == "before 23 March 2025"
+    race = read_event_time("gonna carb load before tomorrow's race", said).time  # the race's day, not a bound
+    assert race.kind != "bound" and render(race, said) == "23 March 2025"

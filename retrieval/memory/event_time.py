@@ -93,11 +93,14 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
     if text in _TIMELESS:
         return EventReading(None)
     norm, read_mentions = mention_events(text, said_at)
-    result, timed = EventReading(None), []
+    result, timed = EventReading(None), list[EventTime]()
     taken = [False] * len(norm)
     for m, found in read_mentions:
         taken[m.span[0]:m.span[1]] = [True] * (m.span[1] - m.span[0])
-        if isinstance(found, EventTime):
+        if isinstance(found, EventTime) and timed and _next_day_joined(norm, read_mentions, m, timed[-1], found):
+            timed[-1] = EventTime(timed[-1].start, found.end, "span", f"{timed[-1].phrase} and {found.phrase}",
+                                  "days")
+        elif isinstance(found, EventTime):
             timed.append(found)
         elif found == "vague":
             result.vague.append(m.text)
@@ -114,6 +117,18 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
         length = next((e.duration for e in [best] + timed if e.duration), None)
         result.time = EventTime(best.start, best.end, best.granularity, best.phrase, best.kind, length, best.note)
     return result
+
+
+_AND = re.compile(r"\s*(?:,\s*)?(?:and|&)\s*")
+
+
+def _next_day_joined(norm: str, mentions: list, m: Mention, last: EventTime, found: EventTime) -> bool:
+    """Whether ``found`` (of mention ``m``) is the day after ``last``, the mention just before it, joined to it by
+    "and" ("today and tomorrow", "Saturday and Sunday"): one stretch of two days, not two times."""
+    i = next(j for j, (other, _) in enumerate(mentions) if other is m)
+    before = mentions[i - 1][0] if i else None
+    return (before is not None and last.granularity == found.granularity == "day" and last.end == found.start
+            and _AND.fullmatch(norm[before.span[1]:m.span[0]]) is not None)
 
 
 def mention_events(text: str, said_at: datetime, lean: str | None = None

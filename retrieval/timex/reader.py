@@ -31,7 +31,7 @@ from retrieval.timex.resolve import Choice, Placed, Placer, Unplaceable
 from retrieval.timex.rules import GRAMMAR
 from retrieval.timex.rules.parts import grain_of
 from retrieval.timex.tense import lean_of
-from retrieval.timex.values import Anaphor, Duration, SessionRef, Time, Vague, Within
+from retrieval.timex.values import Anaphor, Bound, Duration, SessionRef, Time, Vague, Within
 
 # ---- normalisation ---------------------------------------------------------------------------------------------------
 _BESIDE_DAY = re.compile(r"\b([a-z]{4,})(?=\s+\d{1,2}(?:st|nd|rd|th)?\b)"
@@ -140,6 +140,12 @@ def _possessed(norm: str, node: Node) -> bool:
     return bool(_EVENT_ORDINAL.match(norm[node.start:node.end]) and _POSSESSIVE.search(norm, 0, node.start))
 
 
+def _bounds_a_possessor(norm: str, node: Node) -> bool:
+    """"before tomorrow's race", "after Friday's game": the time names the race's day, and "before" bounds the race,
+    not the time, so the bound is no mention (the time inside it is)."""
+    return isinstance(node.value, Bound) and norm.startswith("'s", node.end)
+
+
 def _mentionable(node: Node, whole: tuple[int, int] | None) -> bool:
     if not isinstance(node.value, MENTION_TYPES):
         return False
@@ -173,7 +179,8 @@ def read(text: str, context: Context, phrase: bool = False) -> Reading:
         stripped = norm.strip(" ,.;:!?")
         at = norm.find(stripped)
         whole = (at, at + len(stripped))
-    chosen = best_cover(nodes, lambda n: _mentionable(n, whole) and not _possessed(norm, n))
+    chosen = best_cover(nodes, lambda n: _mentionable(n, whole) and not _possessed(norm, n)
+                        and not _bounds_a_possessor(norm, n))
     tz = context.reference.tzinfo
     reference = context.reference.replace(tzinfo=None) if tz is not None else context.reference
     sentence = normalise(context.sentence) if context.sentence else norm

@@ -103,6 +103,8 @@ class Placer(DerivedPlacing, RangePlacing):
         if period in ("week", "month", "year") and self.conventions.unleaned == "nearest" and not isinstance(
                 series, NthWithin):
             return self._nearest(series, anchor)
+        if period == "day" and cal.rank(series.grain) < cal.rank("day") and self.conventions.unleaned == "nearest":
+            return self._nearest_part(series, anchor)
         if period:
             ps, pe = cal.unit(anchor, period)
             s = first(series.forward(ps))
@@ -127,6 +129,23 @@ class Placer(DerivedPlacing, RangePlacing):
             return after
         before = first(s for s in series.backward(day) if s[1] <= day)
         if before is None or (after is not None and after[0] - day <= day - before[0]):
+            if after is None:
+                raise Unplaceable("none near the reference")
+            self.note("nearest", "the next one", "no tense to lean on: the nearer of the last and the next")
+            return after
+        self.note("nearest", "the last one", "no tense to lean on: the nearer of the last and the next")
+        return before
+
+    def _nearest_part(self, series: Series, anchor: datetime) -> Span:
+        """A part of a day with no tense to lean on ("race in the morning"): the one holding ``anchor``, else the
+        nearer of the last one and the next (said at 22:30, the next morning; at 14:00, this one)."""
+        after = first(series.forward(anchor))
+        before = first(series.backward(anchor))
+        if before is not None and before[1] > anchor:
+            return before
+        if after is not None and after[0] <= anchor:
+            return after
+        if before is None or (after is not None and after[0] - anchor <= anchor - before[1]):
             if after is None:
                 raise Unplaceable("none near the reference")
             self.note("nearest", "the next one", "no tense to lean on: the nearer of the last and the next")

@@ -9,7 +9,7 @@ weak or too far leave no lean (the nearer of the last and the next one is then r
 
 - a modal or auxiliary: "will", "'ll", "shall", "going to", "would" (future); "was", "were", "did", "had" (past);
 - an infinitive ("to expire", "to acquire") or a plan ("plan to", "expect", "scheduled", "booked for", "pushed to",
-  "looking forward"): future;
+  "looking forward", "signed up for", "tickets for"): future;
 - an irregular past form ("said", "went", "told"): past;
 - a present tense that states a plan with a time after it ("the wedding is on the 2nd", "I start on Monday"):
   future;
@@ -30,6 +30,7 @@ AUX_PAST = re.compile(r"\b(?:was|were|did|had|didn't|wasn't|weren't|hadn't)\b")
 PLAN = re.compile(r"\b(?:plan(?:s|ning)?\s+to|planned\s+for|intend(?:s|ed)?\s+to|scheduled|due|upcoming|expects?|"
                   r"booked|re-?scheduled|postponed|(?:pushed|put)\s+(?:back\s+)?to|(?:moved|bumped)\s+to|"
                   r"expected\s+to|hope\s+to|looking\s+forward|can't\s+wait|remind\s+me|let's|about\s+to|"
+                  r"(?:signed|signing|sign)\s+up\s+for|registered\s+for|tickets?\s+for|"
                   r"tomorrow|next)\b")
 _TIME_WORDS = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|today|tomorrow|now|"
                r"date|this|next|last|the|a|an|his|her|their|its|our|my|your|be|\d)")
