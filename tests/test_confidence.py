@@ -20,8 +20,9 @@ from retrieval.memory.relevance.rerank import Reranker
 from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import Execution
 from retrieval.memory.temporal_memory import TemporalMemory
-from retrieval.memory.when_answer import PROBABILITY, WhenAnswer
+from retrieval.memory.when_answer import WhenAnswer
 from retrieval.memory.when_between import answer_between
+from retrieval.memory.when_support import PROBABILITY
 
 
 def constant(p: float) -> Reranker:

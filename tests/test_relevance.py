@@ -17,7 +17,7 @@ from retrieval.memory.relevance.example import Example
 from retrieval.memory.relevance.features import FEATURES, candidate_features
 from retrieval.memory.relevance.folds import assign_folds, choose_cut, fit_with_cut, fold_models
 from retrieval.memory.relevance.model import RelevanceModel, kept_positions
-from retrieval.memory.relevance.rerank import RankRecorder, Reranker
+from retrieval.memory.relevance.rerank import RELEVANCE_RULE, RankRecorder, Reranker
 from retrieval.memory.relevance_examples import conversation_key, examples
 from retrieval.memory.temporal_memory import TemporalMemory
 from train import memory_relevance
@@ -206,7 +206,7 @@ def test_the_service_asks_every_memory_with_its_relevance_model(tmp_path, encode
     first, key = registry.create("a")
     registry.create("b")  # closes the first (one open at a time): it is reopened below with the same settings
     with registry.use(first, key) as memory:
-        assert isinstance(memory.relevance, Reranker) and memory.evidence_rule == "top"
+        assert isinstance(memory.relevance, Reranker) and memory.evidence_rule == RELEVANCE_RULE
     registry.close()
     with pytest.raises(DataError, match="no relevance model here"):
         MemoryRegistry(tmp_path / "service2", encoder, relevance=str(tmp_path / "none"))
@@ -232,7 +232,7 @@ def test_the_page_asks_with_the_relevance_model(tmp_path, encoder):
     logs = {"log": (write_log(tmp_path / "log.jsonl"), "jsonl", None)}
     demo = MemoryDemo(encoder, logs, relevance=folder)
     memory = demo.memory("log")
-    assert isinstance(memory.relevance, Reranker) and memory.evidence_rule == "top"
+    assert isinstance(memory.relevance, Reranker) and memory.evidence_rule == RELEVANCE_RULE
     scores = demo.ask(memory, "What did we say about the dentist?").result.execution.scores
     assert scores and all(0 <= s <= 1 for s in scores.values())  # the model's probabilities
     live = LiveMemory(str(tmp_path / "live"), encoder, demo.relevance, demo.evidence_rule)

@@ -21,7 +21,8 @@ import pandas as pd
 from retrieval.memory.answer_notes import WEAK_NOTE
 from retrieval.memory.relevance.rerank import Reranker
 from retrieval.memory.table_ops import Execution
-from retrieval.memory.when_answer import PROBABILITY, WhenAnswer
+from retrieval.memory.when_answer import WhenAnswer
+from retrieval.memory.when_support import PROBABILITY
 
 WEAK_EVIDENCE = 0.5  # below it, the evidence is more likely not evidence: said first
 
