@@ -128,13 +128,8 @@ class Placer(DerivedPlacing, RangePlacing):
         if after is not None and after[0] <= day:
             return after
         before = first(s for s in series.backward(day) if s[1] <= day)
-        if before is None or (after is not None and after[0] - day <= day - before[0]):
-            if after is None:
-                raise Unplaceable("none near the reference")
-            self.note("nearest", "the next one", "no tense to lean on: the nearer of the last and the next")
-            return after
-        self.note("nearest", "the last one", "no tense to lean on: the nearer of the last and the next")
-        return before
+        return self._nearer(before, after, None if before is None else day - before[0],
+                            None if after is None else after[0] - day)
 
     def _nearest_part(self, series: Series, anchor: datetime) -> Span:
         """A part of a day with no tense to lean on ("race in the morning"): the one holding ``anchor``, else the
@@ -145,7 +140,14 @@ class Placer(DerivedPlacing, RangePlacing):
             return before
         if after is not None and after[0] <= anchor:
             return after
-        if before is None or (after is not None and after[0] - anchor <= anchor - before[1]):
+        return self._nearer(before, after, None if before is None else anchor - before[1],
+                            None if after is None else after[0] - anchor)
+
+    def _nearer(self, before: Span | None, after: Span | None, since: timedelta | None, until: timedelta | None
+                ) -> Span:
+        """Of the last one (``since`` before the reference) and the next (``until`` after it), the nearer; the next
+        on a tie."""
+        if before is None or (after is not None and until is not None and since is not None and until <= since):
             if after is None:
                 raise Unplaceable("none near the reference")
             self.note("nearest", "the next one", "no tense to lean on: the nearer of the last and the next")
