@@ -95,13 +95,16 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
     norm, read_mentions = mention_events(text, said_at)
     result, timed = EventReading(None), list[EventTime]()
     taken = [False] * len(norm)
+    last_end = -1  # where the phrase of timed[-1] ends
     for m, found in read_mentions:
         taken[m.span[0]:m.span[1]] = [True] * (m.span[1] - m.span[0])
-        if isinstance(found, EventTime) and timed and _next_day_joined(norm, read_mentions, m, timed[-1], found):
+        if isinstance(found, EventTime) and timed and _next_day_joined(norm[last_end:m.span[0]], timed[-1], found):
             timed[-1] = EventTime(timed[-1].start, found.end, "span", f"{timed[-1].phrase} and {found.phrase}",
                                   "days")
         elif isinstance(found, EventTime):
             timed.append(found)
+        if isinstance(found, EventTime):
+            last_end = m.span[1]
         elif found == "vague":
             result.vague.append(m.text)
         elif found:
@@ -122,13 +125,11 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
 _AND = re.compile(r"\s*(?:,\s*)?(?:and|&)\s*")
 
 
-def _next_day_joined(norm: str, mentions: list, m: Mention, last: EventTime, found: EventTime) -> bool:
-    """Whether ``found`` (of mention ``m``) is the day after ``last``, the mention just before it, joined to it by
-    "and" ("today and tomorrow", "Saturday and Sunday"): one stretch of two days, not two times."""
-    i = next(j for j, (other, _) in enumerate(mentions) if other is m)
-    before = mentions[i - 1][0] if i else None
-    return (before is not None and last.granularity == found.granularity == "day" and last.end == found.start
-            and _AND.fullmatch(norm[before.span[1]:m.span[0]]) is not None)
+def _next_day_joined(between: str, last: EventTime, found: EventTime) -> bool:
+    """Whether ``found`` is the day after ``last``, the time read just before it, joined to it by "and" (``between``:
+    the text between the two phrases): "today and tomorrow", "Saturday and Sunday", one stretch of two days."""
+    return (last.granularity == found.granularity == "day" and last.end == found.start
+            and _AND.fullmatch(between) is not None)
 
 
 def mention_events(text: str, said_at: datetime, lean: str | None = None

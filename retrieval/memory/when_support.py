@@ -13,11 +13,12 @@ passages; here an answer is an interval, and a row holds every reading its own i
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime
+from retrieval.timex import calendar as cal
 from retrieval.timex.placed import OPEN_START
 
 # The column a second stage's rows carry their probability of being evidence in (retrieval.memory.relevance.confidence)
@@ -35,11 +36,9 @@ def row_probability(row: pd.Series | None) -> float | None:
 def answer_span(kind: str, t: EventTime) -> tuple[datetime, datetime]:
     """The interval a reading answers a ``kind`` question with: its month or year for "which month / year"."""
     if kind == "month" and t.granularity in ("day", "week", "weekend"):
-        start = t.start.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-        return start, (start + timedelta(days=32)).replace(day=1)
+        return cal.unit(t.start, "month")
     if kind == "year" and t.granularity not in ("year", "fuzzy"):
-        start = t.start.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-        return start, start.replace(year=start.year + 1)
+        return cal.unit(t.start, "year")
     return t.start, t.end
 
 
