@@ -13,7 +13,9 @@ Rows, from one run over the same questions:
   states an event time and shares a content word with the question, else from the top row, which may borrow a
   neighbour's time);
 - ``relevance`` (with ``--folds K``): end to end with the evidence re-ranked by the learned relevance model of the
-  fold that never saw the conversation (:mod:`eval.relevance_folds`), answered from the model's best row;
+  fold that never saw the conversation (:mod:`eval.relevance_folds`), answered by the reading its best rows hold
+  most (the ``support`` rule, :mod:`retrieval.memory.when_support`);
+- ``relevance_top`` (with ``--folds K``): the same rows, answered from the model's best row alone (``top``);
 - ``top_turn_timestamp``: the day of the top retrieved turn, what a memory without event time answers;
 - ``llm`` (with ``--llm``): the LLM reads the top ``--llm-k`` retrieved turns with their dates and answers; its
   text is read by the evaluation's parser.
@@ -64,7 +66,7 @@ from retrieval.memory.when_between import answer_length_between, between_parts, 
 
 logger = logging.getLogger("eval.locomo_answers")
 DEV = ("conv-26", "conv-30", "conv-41")
-METHODS = ("gold_evidence", "end_to_end", "relevance", "top_turn_timestamp", "llm")
+METHODS = ("gold_evidence", "end_to_end", "relevance", "relevance_top", "top_turn_timestamp", "llm")
 SYSTEM = ("You answer questions about a long conversation between two people, using dated excerpts from it. "
           "Each excerpt starts with the day it was said; words like \"yesterday\" or \"last week\" count from that "
           "day. Answer with the time only, as precise as the excerpts allow: a day (day, month name, year), a week, "
@@ -131,7 +133,8 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         top = ranked.iloc[0]["timestamp"].date() if len(ranked) else None
         preds = {"gold_evidence": from_answer(gold_answer),
                  "end_to_end": from_answer(e2e),
-                 **({"relevance": from_answer(learned_answer(learned, qa.question, kind, now, depth, margin))}
+                 **({m: from_answer(a) for m, a in learned_answers(learned, qa.question, kind, now, depth,
+                                                                    margin).items()}
                     if learned is not None else {}),
                  "top_turn_timestamp": Prediction(top and f"{top.day} {top:%B %Y}", top,
                                                   top and top + timedelta(days=1))}
@@ -142,14 +145,17 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
     return records, failures, event_counts(frame)
 
 
-def learned_answer(memory: TemporalMemory, question: str, kind: str, now, depth: int | None,
-                   margin: float | None) -> WhenAnswer:
-    """The end-to-end answer of a memory whose second stage is a relevance model (its own evidence rule)."""
+def learned_answers(memory: TemporalMemory, question: str, kind: str, now, depth: int | None,
+                    margin: float | None) -> dict[str, WhenAnswer]:
+    """The end-to-end answers of a memory whose second stage is a relevance model: ``relevance`` by its own evidence
+    rule, ``relevance_top`` from its best row alone, both from the same ranked rows."""
     parts = between_parts(question) if kind == "between" else None
-    if parts:
-        return answer_length_between(question, *(memory.when_evidence(p, now, margin=margin) for p in parts), now)
+    if parts:  # a length between two events: no evidence rule to compare
+        a = answer_length_between(question, *(memory.when_evidence(p, now, margin=margin) for p in parts), now)
+        return {"relevance": a, "relevance_top": a}
     kept = memory.when_evidence(question, now, margin=margin)
-    return answer_from_evidence(kind, kept, now, memory.evidence_rule, memory.table.frame, depth, question)
+    return {m: answer_from_evidence(kind, kept, now, rule, memory.table.frame, depth, question)
+            for m, rule in (("relevance", memory.evidence_rule), ("relevance_top", "top"))}
 
 
 def add_llm(records: list[dict], backend, max_new_tokens: int) -> int:
@@ -359,8 +365,10 @@ def headline(report: dict) -> list[Headline]:
                             "LLM-judged answers (another metric): Zep 79.8, Mem0 55.5" if part == "overall" else "",
                             1, 1))
         if "relevance" in rows:
+            best_row = {"the model's best row alone": rows["relevance_top"]["strict"]} if "relevance_top" in rows \
+                else {}
             out.append(Headline(task, f"end to end, learned relevance, {report['folds']} folds (%)",
-                                rows["relevance"]["strict"], base, "", 1, 1))
+                                rows["relevance"]["strict"], base | best_row, "", 1, 1))
         out.append(Headline(task, "from gold evidence (%)", rows["gold_evidence"]["strict"], {}, "", 1, 1))
     return out
 

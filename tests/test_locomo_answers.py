@@ -166,3 +166,24 @@ def test_held_out_unread_gold_is_counted_not_shown(tmp_path, tiny_backbone, caps
     printed = capsys.readouterr().out
     assert code == 0 and "Who adopted Rex?" not in printed
     assert "unread gold on the held-out conversations: 1 (listed in the JSON)" in printed
+
+
+def test_the_learned_rows_answer_by_the_support_rule_beside_the_best_row_alone(tmp_path, tiny_backbone):
+    """With a relevance model (here one that gives every candidate 0.5) the report holds both the support rule's
+    answers and the best row's alone, scored on the same questions, and README's row names the second as a baseline."""
+    import math
+
+    from models.dual_encoder import DualEncoder
+    from retrieval.memory.relevance.features import FEATURES
+    from retrieval.memory.relevance.model import RelevanceModel
+
+    n = len(FEATURES)
+    model = RelevanceModel([0.0] * n, [1.0] * n, [0.0] * n, math.log(0.5 / 0.5), 0.5, "threshold")
+    report = locomo_answers.evaluate(str(locomo_file(tmp_path)), DualEncoder.from_backbone(tiny_backbone),
+                                     dev=("conv-x",), relevance={"conv-x": model})
+    dev = report["results"]["dev"]
+    assert dev["relevance"]["n"] == dev["relevance_top"]["n"] == dev["end_to_end"]["n"] == 2
+    assert all({"relevance", "relevance_top"} <= set(q["answers"]) for q in report["questions"])
+    report["folds"] = 1
+    (learned,) = [h for h in locomo_answers.headline(report) if "learned relevance" in h.metric]
+    assert learned.baselines["the model's best row alone"] == dev["relevance_top"]["strict"]
