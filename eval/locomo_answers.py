@@ -127,9 +127,9 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         gold_answer = answer_from_evidence(kind, gold_rows, now, "stated", frame, question=qa.question)
         parts = between_parts(qa.question) if kind == "between" else None
         if parts:  # a length between two events: each ranked on its own (gold: the first evidence turn, the rest)
-            gold_answer = answer_length_between(qa.question, *split_evidence(gold_rows), now)
+            gold_answer = answer_length_between(qa.question, *split_evidence(gold_rows), now, "stated", frame)
             e2e = answer_length_between(qa.question, *(memory.when_evidence(p, now, margin=margin) for p in parts),
-                                        now)
+                                        now, rule, frame)
         top = ranked.iloc[0]["timestamp"].date() if len(ranked) else None
         preds = {"gold_evidence": from_answer(gold_answer),
                  "end_to_end": from_answer(e2e),
@@ -150,9 +150,10 @@ def learned_answers(memory: TemporalMemory, question: str, kind: str, now, depth
     """The end-to-end answers of a memory whose second stage is a relevance model: ``relevance`` by its own evidence
     rule, ``relevance_top`` from its best row alone, both from the same ranked rows."""
     parts = between_parts(question) if kind == "between" else None
-    if parts:  # a length between two events: no evidence rule to compare
-        a = answer_length_between(question, *(memory.when_evidence(p, now, margin=margin) for p in parts), now)
-        return {"relevance": a, "relevance_top": a}
+    if parts:  # a length between two events: each event's time by either rule
+        rows = [memory.when_evidence(p, now, margin=margin) for p in parts]
+        return {m: answer_length_between(question, *rows, now, rule, memory.table.frame)
+                for m, rule in (("relevance", memory.evidence_rule), ("relevance_top", "top"))}
     kept = memory.when_evidence(question, now, margin=margin)
     return {m: answer_from_evidence(kind, kept, now, rule, memory.table.frame, depth, question)
             for m, rule in (("relevance", memory.evidence_rule), ("relevance_top", "top"))}

@@ -57,3 +57,26 @@ def test_a_length_the_first_events_row_states_of_something_else_does_not_answer_
     b = answer_length_between("How many days passed between the adoption and the X-ray?", f.iloc[:1], f.iloc[1:],
                               NOW)
     assert b.duration == (39, 39, "day")
+
+
+def test_each_event_is_answered_as_a_when_question_following_a_plan_that_moved():
+    """Each event's time is the when-answer over the whole log: a plan a later row moves ends on its new day."""
+    said = [datetime(2025, 2, 25, 20, tzinfo=timezone.utc), datetime(2025, 3, 11, 19, tzinfo=timezone.utc),
+            datetime(2025, 3, 27, 21, tzinfo=timezone.utc)]
+    f = frame_of(("Mom had the MRI yesterday, results in about a week.", said[0]),
+                 ("Mom got her results. Surgery is scheduled for the 26th.", said[1]),
+                 ("The hospital called, mom's surgery got pushed to April 1st.", said[2]))
+    question = "How long was it between mom's MRI and her surgery?"
+    a = answer_length_between(question, f.iloc[:1], f.iloc[1:2], datetime(2025, 4, 10, tzinfo=timezone.utc),
+                              "top", f)
+    assert a.duration == (36, 36, "day")  # 24 February to 1 April, not to the planned 26 March
+    assert any("pushed to April 1st" in step or "April 2025" in step for step in a.derivation)
+    # without the whole log the plan cannot be followed: the planned day
+    b = answer_length_between(question, f.iloc[:1], f.iloc[1:2], datetime(2025, 4, 10, tzinfo=timezone.utc), "top")
+    assert b.duration == (30, 30, "day")
+
+
+def test_one_row_that_times_each_event_in_its_own_clause_answers_both():
+    f = frame_of(("Rex came home on Sunday, and Fido joined us last Friday.", datetime(2023, 7, 12, 12, tzinfo=timezone.utc)))
+    a = answer_length_between("How many days passed between adopting Rex and adopting Fido?", f, f, NOW, "top", f)
+    assert a.answer is not None and a.duration == (2, 2, "day")  # Sunday 9 July, Friday 7 July

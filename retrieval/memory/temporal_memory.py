@@ -309,7 +309,8 @@ class TemporalMemory:
         parts = between_parts(asked) if kind == "between" else None
         if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between)
             first, second = parts
-            answer = answer_length_between(asked, self.when_evidence(first, now), self.when_evidence(second, now), now)
+            answer = answer_length_between(asked, self.when_evidence(first, now), self.when_evidence(second, now), now,
+                                           self.evidence_rule, frame)
         shown = execution.rows if answer is not None else with_probabilities(execution, self.relevance)
         said_first = [weak_evidence_note(answer, shown), plan_note(answer, now)]
         plan.notes[:0] = [n for n in said_first if n]

@@ -114,6 +114,7 @@ class WhenAnswer:
     derivation: list[str] = field(default_factory=list)
     probability: float | None = None  # P(the rows it comes from are evidence), given a relevance model
     said: datetime | None = None  # when the row it was read from was said
+    row: object = None  # the index of the evidence row it was picked from
 
     @property
     def provenance(self) -> str:
@@ -325,7 +326,7 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
     if rank != 1 and rule != "support":
         how.insert(0, f"evidence rule {rule!r}: row {picked.name}, ranked {rank} of {len(rows)}")
     out = WhenAnswer(kind, render(t, said), t.start, t.end, t.granularity, source=source, evidence=rows,
-                     derivation=how, probability=row_probability(picked), said=said)
+                     derivation=how, probability=row_probability(picked), said=said, row=picked.name)
     if t.granularity == "fuzzy" and t.duration:  # "a few years ago": a length before it was said
         out.duration = t.duration
     if kind in ("month", "year") and t.granularity in ("day", "week", "weekend"):

@@ -5,10 +5,11 @@ John work there before he quit?"): each event's time from its own evidence, and 
     # ("maria adopting coco", "maria adopting shadow"): a short second part borrows the first one's words
     answer = answer_between(rows_a, rows_b, asked_unit(question))      # "2 weeks", duration (2, 2, "week")
 
-Each event's time is its evidence row's event time when it states one, else the day it was said (as for a
-when-question, :func:`~retrieval.memory.when_answer.pick_evidence`); the length is between the middles of the two
-intervals, in the unit the question asks for ("how many weeks"), else in the largest unit of which it holds at
-least two (days under two weeks, weeks under two months, months under two years, then years), rounded.
+Each event's time is the answer to "when <that event>?" from its own evidence rows, read as any when-question's is
+(:func:`~retrieval.memory.when_answer.answer_from_evidence`: the evidence rule, the clause that tells the event, a plan
+a later row says moved, else the day it was said); the length is between the middles of the two intervals, in the
+unit the question asks for ("how many weeks"), else in the largest unit of which it holds at least two (days under
+two weeks, weeks under two months, months under two years, then years), rounded.
 """
 
 from __future__ import annotations
@@ -18,14 +19,13 @@ from datetime import datetime
 
 import pandas as pd
 
-from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.when_answer import (
+    EVIDENCE_RULE,
     UNIT_DAYS,
     WhenAnswer,
     answer_from_evidence,
     length_text,
     pick_evidence,
-    row_probability,
     states_length,
     unit_for,
 )
@@ -80,17 +80,9 @@ def asked_unit(question: str) -> str | None:
     return m.group(1).lower().rstrip("s") if m else None
 
 
-def row_time(row: pd.Series) -> tuple[EventTime, str]:
-    """A row's event time, else the day it was said; and which it is."""
-    t = event_time_of(row)
-    if t is not None:
-        return t, "event_time"
-    start, end = day_of(row["timestamp"].to_pydatetime())
-    return EventTime(start, end, "day", "", "timestamp"), "timestamp"
-
-
-def middle(t: EventTime) -> datetime:
-    return t.start + (t.end - t.start) / 2
+def middle(a: WhenAnswer) -> datetime:
+    assert a.start is not None and a.end is not None
+    return a.start + (a.end - a.start) / 2
 
 
 def split_evidence(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -98,46 +90,62 @@ def split_evidence(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return rows.iloc[:1], rows.iloc[1:]
 
 
-def answer_between(rows_a: pd.DataFrame, rows_b: pd.DataFrame, unit: str | None = None) -> WhenAnswer:
+def event_answer(rows: pd.DataFrame, part: str | None, now: datetime | None, rule: str,
+                 frame: pd.DataFrame | None) -> WhenAnswer:
+    """When one event of a between question happened: "when <part>?" answered from its evidence ``rows`` as any
+    when-question is; ``now`` defaults to the last row said."""
+    last = (frame if frame is not None else rows)["timestamp"].max().to_pydatetime()
+    return answer_from_evidence("when", rows, now or last, rule, frame, question=part)
+
+
+def answer_between(rows_a: pd.DataFrame, rows_b: pd.DataFrame, unit: str | None = None, now: datetime | None = None,
+                   rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None,
+                   parts: tuple[str, str] | None = None) -> WhenAnswer:
     """The length between the events of ``rows_a`` and ``rows_b`` (each best first), in ``unit`` (None: by its
-    size); no answer when either has no row, or both pick the same row."""
-    a = pick_evidence(rows_a)
-    rest = rows_b if a is None else rows_b.drop(index=[a.name], errors="ignore")
-    b = pick_evidence(rest)
-    evidence = pd.concat([rows_a, rest])
-    if a is None or b is None:
+    size): each event's time is the answer to "when <part>?" from its rows (:func:`event_answer`; ``parts`` the
+    question's two events, ``frame`` the whole log), and the length lies between the two answers' middles. No answer
+    when either has none, or when both are the same row's same time (one row cannot tell both events; a row that
+    times each in its own clause can)."""
+    part_a, part_b = parts or (None, None)
+    a = event_answer(rows_a, part_a, now, rule, frame) if len(rows_a) else None
+    b = event_answer(rows_b, part_b, now, rule, frame) if len(rows_b) else None
+    if a is not None and b is not None and a.row == b.row and (a.start, a.end) == (b.start, b.end):
+        rest = rows_b.drop(index=[a.row])
+        b = event_answer(rest, part_b, now, rule, frame) if len(rest) else None
+    evidence = pd.concat([rows_a, rows_b[~rows_b.index.isin(rows_a.index)]])
+    if a is None or b is None or a.answer is None or b.answer is None:
         return WhenAnswer("between", None, evidence=evidence,
                           derivation=["a length between two events needs evidence for each: one has none"])
-    (ta, sa), (tb, sb) = row_time(a), row_time(b)
-    days = abs((middle(tb) - middle(ta)).total_seconds()) / 86400
+    how = [f"{'first' if n == 0 else 'second'} event{f' ({part!r})' if part else ''}: {e.answer}, from "
+           + "; ".join(e.derivation) for n, (e, part) in enumerate(((a, part_a), (b, part_b)))]
+    days = abs((middle(b) - middle(a)).total_seconds()) / 86400
     asked, unit = unit, unit or unit_for(days)
     n = round(days / UNIT_DAYS[unit])
-    how = [f"row {r.name} ({r['speaker']}, said {r['timestamp'].date()}): {t.phrase!r} -> "
-           f"[{t.start.date()}, {t.end.date()})" if s == "event_time" else
-           f"row {r.name} ({r['speaker']}) states no time of its own: the day it was said, {t.start.date()}"
-           for r, t, s in ((a, ta, sa), (b, tb, sb))]
-    first, last = sorted((ta, tb), key=middle)
-    pa, pb = row_probability(a), row_probability(b)
-    p = None if pa is None or pb is None else pa * pb  # both rows are evidence
-    if asked is None and unit != "day" and ta.granularity == tb.granularity == "day":  # two days: the exact count
+    first, last = sorted((a, b), key=middle)
+    p = None if a.probability is None or b.probability is None else a.probability * b.probability  # both evidence
+    source = f"{a.source}+{b.source}"
+    assert first.start is not None and last.end is not None
+    if asked is None and unit != "day" and a.granularity == b.granularity == "day":  # two days: the exact count
         d = round(days)
         how.append(f"{d} days between the two days (about {length_text(n, n, unit)})")
         return WhenAnswer("between", f"{length_text(d, d, 'day')} (about {length_text(n, n, unit)})", first.start,
-                          last.end, "duration", (d, d, "day"), source=f"{sa}+{sb}", evidence=evidence, derivation=how,
+                          last.end, "duration", (d, d, "day"), source=source, evidence=evidence, derivation=how,
                           probability=p)
     how.append(f"{days:.1f} days between their middles: {n} {unit}(s)")
     return WhenAnswer("between", length_text(n, n, unit), first.start, last.end, "duration", (n, n, unit),
-                      source=f"{sa}+{sb}", evidence=evidence, derivation=how, probability=p)
+                      source=source, evidence=evidence, derivation=how, probability=p)
 
 
-def answer_length_between(question: str, rows_a: pd.DataFrame, rows_b: pd.DataFrame, now: datetime) -> WhenAnswer:
+def answer_length_between(question: str, rows_a: pd.DataFrame, rows_b: pd.DataFrame, now: datetime,
+                          rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None) -> WhenAnswer:
     """A ``between`` question answered: the length the first event's evidence states itself when the question asks
     it (:func:`measures_first_event`: "I worked there for 3 years before I quit"), else the length between the two
-    events (:func:`answer_between`), else, with evidence
+    events (:func:`answer_between`, each event's time answered by ``rule`` over ``frame``), else, with evidence
     for one event only, that event's length as a how-long question's."""
     first = pick_evidence(rows_a)
     own = states_length(first) and measures_first_event(question)
-    out = None if own else answer_between(rows_a, rows_b, asked_unit(question))
+    out = None if own else answer_between(rows_a, rows_b, asked_unit(question), now, rule, frame,
+                                          between_parts(question))
     if out is None or out.answer is None:
         out = answer_from_evidence("how_long", rows_a, now)
         out.derivation.insert(0, "the length the first event's evidence gives (how long)")
