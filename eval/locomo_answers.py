@@ -151,8 +151,8 @@ def learned_answers(memory: TemporalMemory, question: str, kind: str, now, depth
     rule, ``relevance_top`` from its best row alone, both from the same ranked rows."""
     parts = between_parts(question) if kind == "between" else None
     if parts:  # a length between two events: each event's time by either rule
-        rows = [memory.when_evidence(p, now, margin=margin) for p in parts]
-        return {m: answer_length_between(question, *rows, now, rule, memory.table.frame)
+        rows_a, rows_b = (memory.when_evidence(p, now, margin=margin) for p in parts)
+        return {m: answer_length_between(question, rows_a, rows_b, now, rule, memory.table.frame)
                 for m, rule in (("relevance", memory.evidence_rule), ("relevance_top", "top"))}
     kept = memory.when_evidence(question, now, margin=margin)
     return {m: answer_from_evidence(kind, kept, now, rule, memory.table.frame, depth, question)

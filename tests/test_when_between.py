@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from retrieval.data.conversation_log import Utterance
+from retrieval.memory.answer_notes import plan_note
 from retrieval.memory.conversation_table import utterance_frame
 from retrieval.memory.when_between import answer_between, answer_length_between, asked_unit, between_parts
 
@@ -74,6 +75,10 @@ def test_each_event_is_answered_as_a_when_question_following_a_plan_that_moved()
     # without the whole log the plan cannot be followed: the planned day
     b = answer_length_between(question, f.iloc[:1], f.iloc[1:2], datetime(2025, 4, 10, tzinfo=timezone.utc), "top")
     assert b.duration == (30, 30, "day")
+    # an end read from a plan is said first, as a when-answer's is: plans move
+    note = plan_note(b, datetime(2025, 4, 10, tzinfo=timezone.utc))
+    assert note is not None and "26 March" in note and "one end of the length '30 days" in note
+    assert plan_note(answer_between(f.iloc[:1], f.iloc[:1]), datetime(2025, 4, 10, tzinfo=timezone.utc)) is None
 
 
 def test_one_row_that_times_each_event_in_its_own_clause_answers_both():

@@ -38,7 +38,11 @@ def empty_note(expressions: Sequence[dict], frame: pd.DataFrame, now: datetime) 
 def plan_note(answer, now: datetime) -> str | None:
     """For a when-``answer`` (:class:`~retrieval.memory.when_answer.WhenAnswer`) read from a plan, a row said before
     the day it names ("the surgery is scheduled for the 26th"), about a day now past: what it was read from, said
-    first, since plans move and the row only says what was planned; None otherwise."""
+    first, since plans move and the row only says what was planned; for a length between two events, that of the
+    first event read from such a plan; None otherwise."""
+    if answer is not None and answer.answer is not None and answer.events:
+        return next((f"{note} (one end of the length {answer.answer!r})" for e in answer.events
+                     if (note := plan_note(e, now))), None)
     if answer is None or answer.answer is None or answer.said is None or answer.start is None or answer.end is None:
         return None
     if answer.kind not in ("when", "month", "year") or answer.source == "timestamp":

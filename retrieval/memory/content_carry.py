@@ -49,6 +49,18 @@ def earlier_question(history: Sequence[ContextTurn]) -> str | None:
     return next((turn_text(t) for t in reversed(history) if turn_text(t).rstrip().endswith("?")), None)
 
 
+_BARE_THING = re.compile(r"^\W*(?:it|that|this)\W*$", re.I)
+
+
+def pronoun_event(part: str, history: Sequence[ContextTurn] | None) -> str:
+    """One event of a follow-up that names it by a pronoun alone ("how many days after that did he start?": "that")
+    is what the earlier question asked about: that question, asked again as a when-question is; any other ``part``
+    as it is (its pronouns carried as any question's)."""
+    if history and _BARE_THING.match(part):
+        return earlier_question(history) or part
+    return part
+
+
 @dataclass
 class ContentCarry:
     """What a follow-up takes from ``source``: the participant ``who`` its person pronoun stands for, the topic

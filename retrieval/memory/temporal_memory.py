@@ -31,6 +31,7 @@ from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
 from retrieval.memory.answer_notes import empty_note, plan_note
+from retrieval.memory.content_carry import pronoun_event
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.language_check import language_note
@@ -307,21 +308,25 @@ class TemporalMemory:
                               "names, by event time or, without one, by when it was said): "
                               + json.dumps(evidence_ops, default=str))
         parts = between_parts(asked) if kind == "between" else None
-        if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between)
-            first, second = parts
-            answer = answer_length_between(asked, self.when_evidence(first, now), self.when_evidence(second, now), now,
-                                           self.evidence_rule, frame)
+        if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between), read with
+            # the question's history ("how many days after that did he start?": "that" the earlier question's event)
+            parts = (pronoun_event(parts[0], history), pronoun_event(parts[1], history))
+            carry = "carry" if (rewrite or self.rewrite) == "carry" else "none"  # what an LLM rewrote, it rewrote
+            rows_a, rows_b = (self.when_evidence(p, now, history=history, rewrite=carry) for p in parts)
+            answer = answer_length_between(asked, rows_a, rows_b, now, self.evidence_rule, frame, parts)
         shown = execution.rows if answer is not None else with_probabilities(execution, self.relevance)
         said_first = [weak_evidence_note(answer, shown), plan_note(answer, now)]
         plan.notes[:0] = [n for n in said_first if n]
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,
-                      k: int = EVIDENCE_K) -> pd.DataFrame:
+                      k: int = EVIDENCE_K, history: Sequence[ContextTurn] | None = None,
+                      rewrite: str = "none") -> pd.DataFrame:
         """The evidence rows of a when-question, best first (:func:`~retrieval.memory.when_answer.when_ops`), cut at
-        ``margin`` of the fused scores' spread from the best (None: all ``k``); ``now`` defaults to the log's end."""
+        ``margin`` of the fused scores' spread from the best (None: all ``k``); ``now`` defaults to the log's end;
+        ``history`` and ``rewrite`` as :meth:`ask` takes them."""
         now = self.resolve_now(now)
-        read = AskedQuestion.read(question, now, self.speakers)
+        read = self.read_question(question, history, now, rewrite)
         ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
         return with_probabilities(execute(ops, self.evidence(self.table.frame), ranker=self._when_rank), self.relevance)
 

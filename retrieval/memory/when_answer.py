@@ -115,6 +115,7 @@ class WhenAnswer:
     probability: float | None = None  # P(the rows it comes from are evidence), given a relevance model
     said: datetime | None = None  # when the row it was read from was said
     row: object = None  # the index of the evidence row it was picked from
+    events: list[WhenAnswer] = field(default_factory=list)  # a length between two events: each event's when-answer
 
     @property
     def provenance(self) -> str:

@@ -130,22 +130,24 @@ def answer_between(rows_a: pd.DataFrame, rows_b: pd.DataFrame, unit: str | None 
         how.append(f"{d} days between the two days (about {length_text(n, n, unit)})")
         return WhenAnswer("between", f"{length_text(d, d, 'day')} (about {length_text(n, n, unit)})", first.start,
                           last.end, "duration", (d, d, "day"), source=source, evidence=evidence, derivation=how,
-                          probability=p)
+                          probability=p, events=[a, b])
     how.append(f"{days:.1f} days between their middles: {n} {unit}(s)")
     return WhenAnswer("between", length_text(n, n, unit), first.start, last.end, "duration", (n, n, unit),
-                      source=source, evidence=evidence, derivation=how, probability=p)
+                      source=source, evidence=evidence, derivation=how, probability=p, events=[a, b])
 
 
 def answer_length_between(question: str, rows_a: pd.DataFrame, rows_b: pd.DataFrame, now: datetime,
-                          rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None) -> WhenAnswer:
+                          rule: str = EVIDENCE_RULE, frame: pd.DataFrame | None = None,
+                          parts: tuple[str, str] | None = None) -> WhenAnswer:
     """A ``between`` question answered: the length the first event's evidence states itself when the question asks
     it (:func:`measures_first_event`: "I worked there for 3 years before I quit"), else the length between the two
-    events (:func:`answer_between`, each event's time answered by ``rule`` over ``frame``), else, with evidence
+    events (:func:`answer_between`, each event's time answered by ``rule`` over ``frame``; ``parts`` the two events,
+    by default :func:`between_parts` of ``question``), else, with evidence
     for one event only, that event's length as a how-long question's."""
     first = pick_evidence(rows_a)
     own = states_length(first) and measures_first_event(question)
     out = None if own else answer_between(rows_a, rows_b, asked_unit(question), now, rule, frame,
-                                          between_parts(question))
+                                          parts or between_parts(question))
     if out is None or out.answer is None:
         out = answer_from_evidence("how_long", rows_a, now)
         out.derivation.insert(0, "the length the first event's evidence gives (how long)")
