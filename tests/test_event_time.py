@@ -234,3 +234,15 @@ def test_an_open_range_is_said_as_one_never_from_the_year_1900():
     assert got.kind == "bound" and render(got, said) == "before 23 March 2025"
     race = read_event_time("gonna carb load before tomorrow's race", said).time  # the race's day, not a bound
     assert race.kind != "bound" and render(race, said) == "23 March 2025"
+
+
+@pytest.mark.parametrize("text, expected", [
+    # said on Thursday 25 May 2023: a time whose clause denies its event gives way to one whose clause does not
+    ("He never showed on Tuesday, then turned up Wednesday at 7am.", date(2023, 5, 24)),
+    ("We didn't go on Monday but on Tuesday.", date(2023, 5, 23)),
+    ("It wasn't last Friday, it was yesterday.", date(2023, 5, 24)),
+    ("I couldn't sleep on Monday.", date(2023, 5, 22)),  # alone, it stands: still what the utterance is about
+    ("No. He came on Monday.", date(2023, 5, 22)),  # a denial in another sentence denies nothing here
+])
+def test_a_time_whose_clause_denies_its_event_gives_way(text, expected):
+    assert reading(text)[0] == expected

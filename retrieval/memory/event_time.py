@@ -18,6 +18,9 @@ March") reads forward, a story ("the race was on the 5th") back.
 - When an utterance holds several expressions, the first that resolves to an interval is its event time, except
   that a phrase naming the day it was said ("today", "this morning") gives way to any other, and a length ("for 2
   days") to any other but such a day ("we stayed for 2 days last week": last week, lasting 2 days).
+- A time in a clause that denies its event ("he never showed on Thursday, then turned up Friday", "we didn't go on
+  Monday but on Tuesday") gives way to one in a clause that does not; alone, it stands (it is still what the
+  utterance is about).
 - A time of the day dates the day ("yesterday morning": yesterday). Granularity: day, week, weekend, month,
   season, year, fuzzy, or ``span`` for any other stretch.
 """
@@ -48,6 +51,17 @@ _GAP = re.compile(r"\b(?:in|been|for)\s+$")  # "we haven't spoken in a few weeks
 # "it's been 5 years since I moved here": a length up to the day it was said, its start the event after "since"
 _BEEN = re.compile(r"\bbeen\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?$")
 _SINCE = re.compile(r"^\s*since\b")
+# a clause's start (a phrase's clause runs from the last of these before it) and the words that deny its event
+_CLAUSE_START = re.compile(r"[,;:.!?]|\b(?:then|but|and|so|while|because|though)\b")
+_DENIED = re.compile(r"\b(?:never|not|didn'?t|don'?t|doesn'?t|won'?t|wasn'?t|weren'?t|isn'?t|aren'?t|can'?t|"
+                     r"couldn'?t|wouldn'?t|haven'?t|hasn'?t|hadn'?t|cannot)\b")
+
+
+def _denied(norm: str, start: int) -> bool:
+    """Whether the clause a phrase starting at ``start`` of ``norm`` stands in denies its event before it ("he never
+    showed on thursday")."""
+    clause = norm[max((m.end() for m in _CLAUSE_START.finditer(norm, 0, start)), default=0):start]
+    return _DENIED.search(clause) is not None
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,7 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
         return EventReading(None)
     norm, read_mentions = mention_events(text, said_at)
     result, timed = EventReading(None), list[EventTime]()
+    denied: list[bool] = []  # whether each of timed stands in a clause that denies its event
     taken = [False] * len(norm)
     last_end = -1  # where the phrase of timed[-1] ends
     for m, found in read_mentions:
@@ -103,6 +118,7 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
                                   "days")
         elif isinstance(found, EventTime):
             timed.append(found)
+            denied.append(_denied(norm, m.span[0]))
         if isinstance(found, EventTime):
             last_end = m.span[1]
         elif found == "vague":
@@ -115,8 +131,9 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
     if not read_mentions and not result.unresolved and len(_TIMELESS) < TIMELESS_MAX:
         _TIMELESS[text] = None
     if timed:
-        best = next((e for e in timed if e.kind not in SAME_DAY_KINDS + LENGTH_KINDS),
-                    next((e for e in timed if e.kind not in SAME_DAY_KINDS), timed[0]))
+        told = [e for e, no in zip(timed, denied) if not no] or timed  # a time whose event is denied gives way
+        best = next((e for e in told if e.kind not in SAME_DAY_KINDS + LENGTH_KINDS),
+                    next((e for e in told if e.kind not in SAME_DAY_KINDS), told[0]))
         length = next((e.duration for e in [best] + timed if e.duration), None)
         result.time = EventTime(best.start, best.end, best.granularity, best.phrase, best.kind, length, best.note)
     return result
