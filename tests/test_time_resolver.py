@@ -281,6 +281,11 @@ def test_a_question_about_a_plan_reads_its_names_forward():
     assert question_lean("what will we do on Friday?") == "future"
     assert question_lean("what did we say about easter?") == "past"
     assert question_lean("what did we talk about on st. patrick's day?") == "past"  # a possessive is no "is"
+    # a plan as it stood then, a purpose, the preposition of "in response to": none leans a question forward
+    assert question_lean("On May 8th, what did Ann say she was going to keep doing in response to Bo's question?") \
+        == "past"
+    assert question_lean("On June 16th Maria said she was trying what type of yoga to stay fit?") == "past"
+    assert question_lean("what is she going to do on Friday?") == "future"
     now = datetime(2025, 4, 16, 9, tzinfo=ZoneInfo("America/New_York"))
     ahead = AskedQuestion.read("when are we going to her parents for easter?", now)
     assert ahead.expressions[0].unresolved.endswith("lies after now")  # Easter Sunday 2025, not 2024's

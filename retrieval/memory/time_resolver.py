@@ -126,9 +126,11 @@ def question_lean(question: str) -> str:
     """"future" for a question whose own tense is about a plan ("when are we going to her parents for Easter?",
     "what will we do on Friday?": :func:`retrieval.timex.tense.lean_of`), so its bare names are read forward; else
     "past": a question about a conversation looks back. A bare "'s" is no cue here: in a question it is mostly a
-    possessive ("on St. Patrick's Day", "Maya's birthday"), and reading a name forward by mistake loses the period."""
-    lean, words, _ = lean_cue(question.strip().rstrip("?!. "))
-    return "future" if lean == "future" and words != "'s" else "past"
+    possessive ("on St. Patrick's Day", "Maya's birthday"), and reading a name forward by mistake loses the period;
+    nor is an infinitive: in a question it is a purpose or what someone did ("what yoga was she trying to stay
+    fit?"), not the question's own tense."""
+    lean, words, kind = lean_cue(question.strip().rstrip("?!. "))
+    return "future" if lean == "future" and words != "'s" and kind != "infinitive" else "past"
 
 
 _DATED_SESSION = re.compile(r"^(?:the|our)\s+(?:1|ones?|sessions?|discussions?|conversations?|chats?|talks?|meetings?)"

@@ -8,7 +8,9 @@ distance in words (halved after the phrase: a verb mostly comes before its time)
 weak or too far leave no lean (the nearer of the last and the next one is then read). Strengths, strongest first:
 
 - a modal or auxiliary: "will", "'ll", "shall", "going to", "would" (future); "was", "were", "did", "had" (past);
-- an infinitive ("to expire", "to acquire") or a plan ("plan to", "expect", "scheduled", "booked for", "pushed to",
+  "was going to" is a plan as it stood then: its "was" decides (past);
+- an infinitive ("to expire", "to acquire"; not the preposition of "went to Vermont", "in response to Melanie") or a
+  plan ("plan to", "expect", "scheduled", "booked for", "pushed to",
   "looking forward", "signed up for", "tickets for"): future;
 - an irregular past form ("said", "went", "told"): past;
 - a present tense that states a plan with a time after it ("the wedding is on the 2nd", "I start on Monday"):
@@ -26,6 +28,7 @@ STRENGTH = {"modal": 3.0, "auxiliary": 3.0, "plan": 2.0, "infinitive": 2.0, "irr
 MIN_SCORE = 0.25  # below this, no lean: a weak cue far from the phrase says little about it
 
 MODAL_FUTURE = re.compile(r"\b(?:will|'ll|shall|gonna|going\s+to|would|wo\s*n't|won't)\b")
+PAST_OF_FUTURE = re.compile(r"\b(?:was|were)\s+(?:not\s+|n't\s+)?$")  # before "going to" / "gonna"
 AUX_PAST = re.compile(r"\b(?:was|were|did|had|didn't|wasn't|weren't|hadn't)\b")
 PLAN = re.compile(r"\b(?:plan(?:s|ning)?\s+to|planned\s+for|intend(?:s|ed)?\s+to|scheduled|due|upcoming|expects?|"
                   r"booked|re-?scheduled|postponed|(?:pushed|put)\s+(?:back\s+)?to|(?:moved|bumped)\s+to|"
@@ -40,6 +43,12 @@ INFINITIVE = re.compile(rf"\bto\s+(?!{_TIME_WORDS})[a-z]+\b")
 TO_PLACE = re.compile(r"\b(?:go|goes|going|gone|went|come|comes|coming|came|move[sd]?|moving|fl(?:y|ies|ew|own)|"
                       r"drive|drove|driven|driving|travel(?:l?ed|l?ing|s)?|walk(?:ed|ing|s)?|run|ran|head(?:ed|ing|s)?|"
                       r"return(?:ed|ing|s)?|back|out|up|down|over|away|home|trip|way|ride|rode)\s+$")
+# "to" after a word that takes it as a preposition ("in response to Melanie", "according to", "talked to her", "thanks
+# to", "next to") is no infinitive either
+TO_OBJECT = re.compile(r"\b(?:response|according|due|thanks|next|close|similar|related|compared|prior|addition|"
+                       r"talk(?:s|ed|ing)?|spoke|speak(?:s|ing)?|said|say(?:s|ing)?|listen(?:s|ed|ing)?|repl(?:y|ied)|"
+                       r"respond(?:s|ed|ing)?|wr(?:ite|ote)|sen[dt]|gave|give|show(?:s|ed)?|explain(?:s|ed)?|"
+                       r"introduc(?:e|ed|ing)|belong(?:s|ed)?|happen(?:s|ed)?)\s+$")
 PRESENT = re.compile(r"\b(?:is|are|am|'s|'re|'m|have|has|starts?|begins?|leaves?|arrives?|opens?|closes?|ends?|"
                      r"meets?|flies|fly)\b(?:\s+\w+ing)?")
 IRREGULAR_PAST = frozenset("""said told went came saw took got made gave found thought left met began ran wrote bought
@@ -75,13 +84,15 @@ def cues(text: str, lo: int, hi: int, span: tuple[int, int]) -> list[tuple[int, 
             out.append((m.start(), m.end(), lean, kind, m.group(0)))
 
     for m in MODAL_FUTURE.finditer(text):
-        add(m, "future", "modal")
+        if not PAST_OF_FUTURE.search(text, 0, m.start()):  # "was going to": a plan as it stood then, no future
+            add(m, "future", "modal")
     for m in AUX_PAST.finditer(text):
         add(m, "past", "auxiliary")
     for m in PLAN.finditer(text):
         add(m, "future", "plan")
     for m in INFINITIVE.finditer(text, lo, span[0]):  # one after the phrase is a purpose, not its tense
-        if not TO_PLACE.search(text, max(0, m.start() - 12), m.start()):
+        if not (TO_PLACE.search(text, max(0, m.start() - 12), m.start())
+                or TO_OBJECT.search(text, max(0, m.start() - 14), m.start())):
             add(m, "future", "infinitive")
     for m in PRESENT.finditer(text, lo, span[0]):
         if not re.search(r"[,.]", text[m.end():span[0]]):
