@@ -243,6 +243,24 @@ def test_an_open_range_is_said_as_one_never_from_the_year_1900():
     ("It wasn't last Friday, it was yesterday.", date(2023, 5, 24)),
     ("I couldn't sleep on Monday.", date(2023, 5, 22)),  # alone, it stands: still what the utterance is about
     ("No. He came on Monday.", date(2023, 5, 22)),  # a denial in another sentence denies nothing here
+    ("First day was meant to be yesterday but I ended up starting today.", date(2023, 5, 25)),
 ])
 def test_a_time_whose_clause_denies_its_event_gives_way(text, expected):
     assert reading(text)[0] == expected
+
+
+@pytest.mark.parametrize("text, said, expected", [
+    # "a fall" is a tumble, "the fall" the season
+    ("Dad had a fall on Thursday, he's in hospital.", datetime(2025, 3, 8, 9, tzinfo=timezone.utc),
+     (date(2025, 3, 6), date(2025, 3, 7), "day")),
+    ("We went in the fall of 2019.", THU, (date(2019, 9, 1), date(2019, 12, 1), "season")),
+    # a comma before a subject starts a clause: "rang" does not lean "moving us to Sunday the 13th" back
+    ("Removalists rang, they're moving us to Sunday the 13th.", datetime(2025, 4, 5, 9, tzinfo=timezone.utc),
+     (date(2025, 4, 13), date(2025, 4, 14), "day")),
+    ("Our flight today got cancelled, theyve put us on the tuesday one instead.",
+     datetime(2025, 4, 21, 9, tzinfo=timezone.utc), (date(2025, 4, 22), date(2025, 4, 23), "day")),
+    ("Never showed thursday. Rebooked for tuesday.", datetime(2025, 4, 19, 9, tzinfo=timezone.utc),
+     (date(2025, 4, 22), date(2025, 4, 23), "day")),
+])
+def test_a_tumble_a_comma_splice_and_a_rebooking_read_as_people_mean_them(text, said, expected):
+    assert reading(text, said) == expected

@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 import pytest
 from conftest import chat_memory
 
-from retrieval.memory.plan_change import moved_time
+from retrieval.memory.event_time import event_time_of
+from retrieval.memory.plan_change import moved_plan, moved_time
 
 UTC = timezone.utc
 CHAT = [("2025-03-11T18:00:00+00:00", "Ann", "Got the results. Mom's surgery is scheduled for the 26th."),
@@ -65,3 +66,47 @@ def test_another_plan_or_a_question_about_the_plan_itself_keeps_the_day(memory):
     assert dentist.answer.answer == "20 March 2025"
     original = memory.ask("When was mom's surgery originally supposed to be?", now=datetime(2025, 4, 20, tzinfo=UTC))
     assert original.answer.answer == "26 March 2025"
+
+
+REPORTS = [("2025-03-20T09:00:00+00:00", "Ben", "Noodle's getting her teeth done on the 27th."),
+           ("2025-03-21T09:00:00+00:00", "Ben", "The plumber comes Thursday the 27th."),
+           ("2025-03-21T09:05:00+00:00", "Ann", "The nbn guy is coming on the 25th."),
+           ("2025-03-21T09:10:00+00:00", "Ann", "Back from Lisbon on the 27th."),
+           ("2025-03-29T09:00:00+00:00", "Ben", "Noodle had her teeth out on Friday, poor thing."),
+           ("2025-03-29T09:05:00+00:00", "Ann", "Landed last night, so tired."),
+           ("2025-03-29T09:10:00+00:00", "Ann", "The nbn guy never showed tuesday. Rebooked for monday."),
+           ("2025-04-02T08:00:00+00:00", "Ann", "The nbn guy turned up yesterday, a day late. Finally internet."),
+           ("2025-04-02T09:00:00+00:00", "Ben", "The plumber came on Thursday as planned.")]
+
+
+@pytest.fixture
+def reported(tmp_path, tiny_backbone):
+    return chat_memory(tmp_path, tiny_backbone, REPORTS)
+
+
+def plan_after(memory, row: int, question: str, now: datetime):
+    """Where the plan of ``row`` ended up by ``now``: (the row that said so, its day, the derivation), or None."""
+    frame = memory.table.frame
+    found = moved_plan(frame.loc[row], event_time_of(frame.loc[row]), frame, question, now)
+    return None if found is None else (found[0].name, found[1].start.date().isoformat(), found[2])
+
+
+def test_a_later_report_of_the_event_overtakes_the_plan(reported):
+    now = datetime(2025, 4, 20, tzinfo=UTC)
+    row, day, how = plan_after(reported, 0, "When did Noodle finally get her teeth out?", now)
+    assert (row, day) == (4, "2025-03-28")  # "on Friday", said on the 29th: not the planned 27th
+    assert how[-1].startswith("a later report: row 4") and "['noodl', 'teeth']" in how[-1]
+    teeth = reported.ask("When did Noodle get her teeth out?", now=now).answer
+    assert teeth.answer == "28 March 2025"
+    # "rebooked for monday" moves the plan (it names the planned day it replaces), then a report ends it
+    row, day, how = plan_after(reported, 2, "When did the nbn guy finally come?", now)
+    assert (row, day) == (7, "2025-04-01") and how[0].startswith("the plan moved: row 6")
+    assert how[1].startswith("a later report: row 7")
+
+
+def test_a_report_of_the_planned_day_or_with_no_word_of_the_question_keeps_the_plan(reported):
+    now = datetime(2025, 4, 20, tzinfo=UTC)
+    assert plan_after(reported, 1, "When did the plumber come?", now) is None  # "came on Thursday as planned"
+    assert plan_after(reported, 3, "When did Ann get back from Lisbon?", now) is None  # "landed": no word of it
+    # as of a now before any report, the plan stands
+    assert plan_after(reported, 0, "When did Noodle get her teeth out?", datetime(2025, 3, 28, tzinfo=UTC)) is None

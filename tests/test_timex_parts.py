@@ -42,6 +42,9 @@ def the_mention(text: str, context: Context, phrase: bool = True):
     ("September the twenty-first nineteen seventy eight", "September the 21st 1978"),
     ("one hundred sixty seven days ago", "167 days ago"),
     ("oh well, see you at eight", "oh well, see you at 8"),  # "oh" alone is the interjection
+    ("put us on the tuesday one instead", "put us on the tuesday one instead"),  # a pronoun, not the 1st
+    ("the morning one, at one", "the morning one, at 1"),
+    ("tuesday one pm", "tuesday 1 pm"),
 ])
 def test_number_words_become_digits(text, expected):
     assert words_to_digits(text) == expected
@@ -260,3 +263,8 @@ def test_a_naive_reference_or_an_unknown_lean_is_refused():
 ])
 def test_an_ordinal_unit_after_a_possessive_is_an_event_not_a_period(text, read_as):
     assert [m.text for m in read(text, Context(SATURDAY, conventions=QUESTION)).mentions] == read_as
+
+
+def test_next_month_of_the_year_said_in_that_month_is_next_years():
+    assert days("next March", datetime(2024, 3, 10, 3, tzinfo=NEW_YORK)) == ("2025-03-01", "2025-04-01")
+    assert days("next May", datetime(2024, 3, 10, tzinfo=NEW_YORK)) == ("2024-05-01", "2024-06-01")

@@ -31,6 +31,9 @@ TRIP = [(1, "We drove up to the lake for a fishing trip last weekend."),
 def test_content_stems_drop_names_stop_words_and_words_of_asking():
     assert content_stems("When did Ann go on her fishing trip?", ["Ann", "Bob"]) == {"fish", "trip"}
     assert content_stems("Did you tell Bob?", ["Ann", "Bob"]) == set()
+    # a sentence adverb says how the speaker sees it, and its stem is another word's ("finally": "final")
+    assert content_stems("when did the grand final finally get played?") == {"grand", "final", "play"}
+    assert content_stems("they finally operated") == {"oper"}
 
 
 def test_a_turn_without_a_time_borrows_its_neighbours():

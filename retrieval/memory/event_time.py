@@ -19,8 +19,8 @@ March") reads forward, a story ("the race was on the 5th") back.
   that a phrase naming the day it was said ("today", "this morning") gives way to any other, and a length ("for 2
   days") to any other but such a day ("we stayed for 2 days last week": last week, lasting 2 days).
 - A time in a clause that denies its event ("he never showed on Thursday, then turned up Friday", "we didn't go on
-  Monday but on Tuesday") gives way to one in a clause that does not; alone, it stands (it is still what the
-  utterance is about).
+  Monday but on Tuesday", "it was meant to be yesterday but I started today") gives way to one in a clause that does
+  not; alone, it stands (it is still what the utterance is about), marked ``denied``.
 - A time of the day dates the day ("yesterday morning": yesterday). Granularity: day, week, weekend, month,
   season, year, fuzzy, or ``span`` for any other stretch.
 """
@@ -54,7 +54,8 @@ _SINCE = re.compile(r"^\s*since\b")
 # a clause's start (a phrase's clause runs from the last of these before it) and the words that deny its event
 _CLAUSE_START = re.compile(r"[,;:.!?]|\b(?:then|but|and|so|while|because|though)\b")
 _DENIED = re.compile(r"\b(?:never|not|didn'?t|don'?t|doesn'?t|won'?t|wasn'?t|weren'?t|isn'?t|aren'?t|can'?t|"
-                     r"couldn'?t|wouldn'?t|haven'?t|hasn'?t|hadn'?t|cannot)\b")
+                     r"couldn'?t|wouldn'?t|haven'?t|hasn'?t|hadn'?t|cannot|"
+                     r"(?:was|were)\s+(?:meant|supposed|going)\s+to)\b")  # a plan that did not happen as told
 
 
 def _denied(norm: str, start: int) -> bool:
@@ -85,6 +86,7 @@ class EventReading:
     time: EventTime | None
     unresolved: list[str] = field(default_factory=list)
     vague: list[str] = field(default_factory=list)
+    denied: bool = False  # the time stands in a clause that denies its event (the only time there was)
 
     @property
     def note(self) -> str | None:
@@ -132,6 +134,7 @@ def read_event_time(text: str, said_at: datetime) -> EventReading:
         _TIMELESS[text] = None
     if timed:
         told = [e for e, no in zip(timed, denied) if not no] or timed  # a time whose event is denied gives way
+        result.denied = all(denied)
         best = next((e for e in told if e.kind not in SAME_DAY_KINDS + LENGTH_KINDS),
                     next((e for e in told if e.kind not in SAME_DAY_KINDS), told[0]))
         length = next((e.duration for e in [best] + timed if e.duration), None)

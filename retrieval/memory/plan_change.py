@@ -15,23 +15,29 @@ planned day itself ("they double booked Saturday the 29th. they moved us to Sund
 15th"). Moves are followed in the order they were said, so a plan moved twice ends on its last day. A question
 that asks for the plan itself ("when was it originally?", "when was it supposed to be?") keeps the plan.
 
-Reports that the event happened ("the surgery went fine yesterday") and corrections without such a verb ("he
-never showed on Thursday, then turned up Friday") are not read: the answer then says first that it comes from a
-plan (:func:`~retrieval.memory.answer_notes.plan_note`).
+A plan, moved or not, also gives way to a **later report** of its event: a row said on or after the planned day
+(and no later than now) whose own time, read for the question (:func:`~retrieval.memory.when_clause.clause_time`),
+is a day then past within :data:`REPORT_WINDOW` of the planned one, linked to the plan as a move is (its text shares
+with the question at least one content word and as many as the plan's row does): "noodle's getting her teeth done
+on the 27th", then "noodle had her teeth out thursday" (the 3rd); "first day was meant to be yesterday, but I ended
+up starting today". A report of the planned day itself confirms the plan; either ends the plan's story. A report with
+no word of the question ("landed last night at 11" for "when did she get back?") is not linked: the answer then says
+first that it comes from a plan (:func:`~retrieval.memory.answer_notes.plan_note`).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pandas as pd
 
-from retrieval.memory.event_time import EventTime, mention_events
-from retrieval.memory.when_clause import sentence_at
+from retrieval.memory.event_time import EventTime, event_time_of, mention_events
+from retrieval.memory.when_clause import clause_time, sentence_at
 from retrieval.memory.when_neighbours import content_stems, participant_names
 
-_MOVING = (r"moved|moving|pushed|postponed|rescheduled|re-scheduled|bumped|changed|delayed|shifted|switched|"
+_MOVING = (r"moved|moving|pushed|postponed|rescheduled|re-scheduled|rebooked|re-booked|bumped|changed|delayed|shifted|"
+           r"switched|"
            r"put\s+off|put\s+back|brought\s+forward")  # verbs of moving a date
 _INSTEAD_WORDS = r"instead\s+of|rather\s+than"
 # a verb of moving a date, up to three words, then the preposition the new time follows ("got moved to", "pushed
@@ -77,7 +83,6 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
     if not is_plan(t.start, said) or ASKS_PLAN.search(question):
         return None
     later = frame[(frame["timestamp"] > row["timestamp"]) & (frame["timestamp"] <= now)]
-    later = later[later["text"].astype(str).str.contains(_CUE)]
     if later.empty:
         return None
     names = participant_names(frame)
@@ -87,7 +92,16 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
     for _, r in later.iterrows():
         found = moved_time(str(r["text"]), r["timestamp"].to_pydatetime())
         if found is None:
-            continue
+            report = _report(r, t, question, names, asked, least)
+            if report is None:
+                continue
+            new, shared = report
+            if (new.start, new.end) != (t.start, t.end):
+                how.append(f"a later report: row {r.name} ({r['speaker']}, said {r['timestamp'].isoformat()}), "
+                           f"sharing {sorted(shared)} with the question, says {new.phrase!r}: "
+                           f"[{new.start.date()}, {new.end.date()}) ({new.granularity})")
+                moved, t = r, new
+            break  # a report of the event, of the planned day or another, ends the plan's story
         new, sentence, others = found
         shared = asked & content_stems(sentence, names)
         names_day = any(o.start.date() == t.start.date() for o in others)
@@ -98,3 +112,27 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
                    f"says {new.phrase!r}: [{new.start.date()}, {new.end.date()}) ({new.granularity})")
         moved, t = r, new
     return None if moved is None else (moved, t, how)
+
+
+REPORT_WINDOW = timedelta(days=7)  # how far from the planned day a report can be of the planned event (not tuned)
+_PLANNED_DAYS = ("day", "weekend")  # plans a report can overtake: a day's, a weekend's (not "in March")
+
+
+def _report(r: pd.Series, t: EventTime, question: str, names: list[str], asked: set[str], least: int
+            ) -> tuple[EventTime, set[str]] | None:
+    """(the time row ``r`` reports, the question's words it shares) when it reports the event planned for ``t`` (see
+    the module); else None."""
+    said = r["timestamp"].to_pydatetime()
+    if t.granularity not in _PLANNED_DAYS or said.date() < t.start.date():
+        return None
+    shared = asked & content_stems(str(r["text"]), names)
+    if len(shared) < least:
+        return None
+    told = event_time_of(r)
+    clause = clause_time(r, question, names) if told is not None else None
+    if clause is not None:
+        told = clause[0]
+    if (told is None or told.granularity not in _PLANNED_DAYS or is_plan(told.start, said)
+            or abs((told.start - t.start).total_seconds()) > REPORT_WINDOW.total_seconds()):
+        return None
+    return told, shared

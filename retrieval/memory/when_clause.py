@@ -16,6 +16,9 @@ the question (:func:`~retrieval.memory.when_neighbours.content_stems`) decides:
   another event's, and the answer is the day the row was said; a time whose sentence brings a word of the
   question of its own ("This hoodie is from my own collection. I made a limited line last week", asked about
   a limited collection of hoodies) stands;
+- it states a time in a clause that denies its event ("first day was meant to be yesterday, but I ended up starting
+  today"): the row's event time stands (the grammar gave it to the time that is not denied,
+  :mod:`~retrieval.memory.event_time`);
 - two or more sentences share as many of the question's words ("I heard back from Linden today. They want me in for
   the onsite next Tuesday", asked about the onsite at Linden): none tells the event more than another, and the
   row's event time stands;
@@ -30,7 +33,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from retrieval.memory.event_time import EventTime, read_event_time
+from retrieval.memory.event_time import EventReading, EventTime, read_event_time
 from retrieval.memory.when_neighbours import content_stems
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -55,11 +58,16 @@ def sentence_at(text: str, index: int) -> str:
 def clauses(text: str, said: datetime) -> list[tuple[str, EventTime | None]]:
     """The sentences of ``text`` with their event times, a sentence that states two or more times split into its
     clauses, so that each time is read with the words of its own event."""
-    out: list[tuple[str, EventTime | None]] = []
+    return [(part, reading.time) for part, reading in _read_clauses(text, said)]
+
+
+def _read_clauses(text: str, said: datetime) -> list[tuple[str, EventReading]]:
+    """:func:`clauses` with each part's whole reading (whether its time is denied, too)."""
+    out: list[tuple[str, EventReading]] = []
     for sentence in sentences(text):
-        parts = [(p, read_event_time(p, said).time) for p in _CLAUSE.split(sentence) if p.strip()]
-        timed = sum(t is not None for _, t in parts)
-        out += parts if timed >= 2 else [(sentence, read_event_time(sentence, said).time)]
+        parts = [(p, read_event_time(p, said)) for p in _CLAUSE.split(sentence) if p.strip()]
+        timed = sum(r.time is not None for _, r in parts)
+        out += parts if timed >= 2 else [(sentence, read_event_time(sentence, said))]
     return out
 
 
@@ -67,7 +75,8 @@ def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventT
     """The event time of ``row`` that answers ``question`` when it differs from the row's stored one (see the
     module): ``(time or None for the day it was said, why)``; None when the stored reading stands."""
     said: datetime = row["timestamp"].to_pydatetime()
-    parts = clauses(row["text"], said)
+    readings = _read_clauses(row["text"], said)
+    parts = [(part, reading.time) for part, reading in readings]
     if len(parts) < 2:
         return None
     asked = content_stems(question, names)
@@ -77,6 +86,8 @@ def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventT
         return None  # no sentence, or more than one, tells the asked event best: the stored reading stands
     own = parts[best][1]
     stored = row.get("event_phrase")
+    if own is not None and readings[best][1].denied:
+        return None  # the sentence telling the event denies its time ("was meant to be yesterday"): the row's stands
     if own is not None:
         if own.phrase == stored:
             return None

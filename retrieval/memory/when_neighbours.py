@@ -30,10 +30,17 @@ from retrieval.search.english import english_stemmer
 NEIGHBOUR_WINDOW = 4  # turns either side searched for a stated neighbour that shares a word with the question
 
 
+# Sentence adverbs that say how the speaker sees an event, not what it is; left out before stemming, since their
+# stems are content words' ("finally": "final", as in "the grand final")
+SENTENCE_ADVERBS = frozenset("""finally actually eventually already originally really basically literally honestly
+apparently just still ever anyway""".split())
+
+
 def content_stems(text: str, names: Iterable[str] = ()) -> set[str]:
     """The English stems of ``text``'s content words: words of two letters or more, less stop words, words of
-    asking (:data:`~retrieval.memory.question_parts.GENERIC_STEMS`) and the words of the participants ``names``."""
-    skip = {w for n in names for w in name_words(n)}
+    asking (:data:`~retrieval.memory.question_parts.GENERIC_STEMS`), sentence adverbs (:data:`SENTENCE_ADVERBS`)
+    and the words of the participants ``names``."""
+    skip = {w for n in names for w in name_words(n)} | SENTENCE_ADVERBS
     words = [w for w in re.findall(LETTERS, str(text).lower()) if len(w) > 1 and w not in skip]
     return {s for s in english_stemmer().stemWords(words) if s not in GENERIC_STEMS}
 

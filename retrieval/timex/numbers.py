@@ -103,12 +103,25 @@ def _digits(words: list[str]) -> str:
     return " ".join(_single(w) for w in words)
 
 
+# "one" after a weekday or a part of the day, and not before a clock's words, is a pronoun: "the tuesday one", "the
+# morning one" (a flight, a class), not "Tuesday the 1st"
+_PART = r"(?:morning|afternoon|evening|night)"
+_PRONOUN_ONE_BEFORE = re.compile(rf"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:{_PART}\s+)?$|\b{_PART}\s+$",
+                                 re.IGNORECASE)
+_CLOCK_AFTER = re.compile(r"\s*(?:o'?clock|am\b|pm\b|a\.m|p\.m|:|thirty|fifteen|forty|twenty|ten\b|oh\b)",
+                          re.IGNORECASE)
+
+
 def words_to_digits(text: str) -> str:
     """Replace every run of number words with its digits (ordinals keep a suffix); the rest of the text as is.
     An "and" inside a number follows "hundred" or "thousand" ("two thousand and eighteen"); any other "and"
-    separates two numbers ("sessions one and three")."""
+    separates two numbers ("sessions one and three"). A lone "one" after a weekday or a part of the day is a pronoun
+    ("the tuesday one") and stays a word."""
 
     def repl(m: re.Match) -> str:
+        if m.group(0).lower() == "one" and _PRONOUN_ONE_BEFORE.search(m.string, 0, m.start()) \
+                and not _CLOCK_AFTER.match(m.string, m.end()):
+            return m.group(0)
         parts = re.split(r"(?<!hundred)(?<!thousand)\s+and\s+", m.group(0).lower())
         out = []
         for part in parts:

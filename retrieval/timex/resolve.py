@@ -222,7 +222,7 @@ class Placer(DerivedPlacing, RangePlacing):
         day = cal.floor(ref, "day")
         if t.offset > 0:
             after = day + timedelta(days=1) if mode == "strict" else ref + timedelta(microseconds=1)
-            found = [s for s in take(target.series.forward(after), t.offset) if s[0] >= after]
+            found = list(take((s for s in target.series.forward(after) if s[0] >= after), t.offset))
             if len(found) < t.offset:
                 raise Unplaceable(f"no {target.kind} after the reference")
             s = found[-1]

@@ -31,7 +31,7 @@ MODAL_FUTURE = re.compile(r"\b(?:will|'ll|shall|gonna|going\s+to|would|wo\s*n't|
 PAST_OF_FUTURE = re.compile(r"\b(?:was|were)\s+(?:not\s+|n't\s+)?$")  # before "going to" / "gonna"
 AUX_PAST = re.compile(r"\b(?:was|were|did|had|didn't|wasn't|weren't|hadn't)\b")
 PLAN = re.compile(r"\b(?:plan(?:s|ning)?\s+to|planned\s+for|intend(?:s|ed)?\s+to|scheduled|due|upcoming|expects?|"
-                  r"booked|re-?scheduled|postponed|(?:pushed|put)\s+(?:back\s+)?to|(?:moved|bumped)\s+to|"
+                  r"(?:re-?)?booked|re-?scheduled|postponed|(?:pushed|put)\s+(?:back\s+)?to|(?:moved|bumped)\s+to|"
                   r"expected\s+to|hope\s+to|looking\s+forward|can't\s+wait|remind\s+me|let's|about\s+to|"
                   r"(?:signed|signing|sign)\s+up\s+for|registered\s+for|tickets?\s+for|"
                   r"tomorrow|next)\b")
@@ -58,6 +58,9 @@ caught fought sought became forgave forgot ate drank sang rang swam sank shrank 
 BE = frozenset("be is are am was were been being 's 're 'm".split())
 # a full stop ends a clause unless it ends an abbreviation ("U.S.", "Mr.", "Inc.")
 CLAUSE = re.compile(r"[;:!?]|,\s+(?:but|and|so|while|when|because|although|which|who)\b|"
+                    # a comma before a subject starts a clause of its own ("the removalists rang, they're moving us")
+                    r",\s+(?=(?:i|we|you|he|she|they|i'?m|we'?re|they'?re|you'?re|i'?ve|we'?ve|they'?ve|he'?s|"
+                    r"she'?s)\s)|"
                     r"(?<!\b[a-z])(?<!\bmr)(?<!\bms)(?<!\bdr)(?<!\bst)(?<!\bmrs)(?<!\bvs)(?<!\binc)(?<!\bco)"
                     r"(?<!\bcorp)(?<!\bjr)(?<!\bno)\.\s")
 WORD = re.compile(r"[a-z']+")

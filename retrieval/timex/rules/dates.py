@@ -266,7 +266,11 @@ def the_holidays(m):
     return holiday_season()
 
 
-@G.rule("season", lit(r"(spring|summer|fall|autumn|winter)(?:time)?\b"))
+# "fall" after "a" or an adjective of size or harm is a tumble ("dad had a fall on thursday"), never the season
+_A_FALL = "".join(rf"(?<!\b{w}\s)" for w in ("a", "bad", "nasty", "big", "hard", "small", "little", "another"))
+
+
+@G.rule("season", lit(rf"(spring|summer|{_A_FALL}fall|autumn|winter)(?:time)?\b"))
 def season(m):  # alone, a season is a time only as a whole phrase ("my winter range", "the fall of Rome")
     return season_time(m[1]).but(latent=True)
 
