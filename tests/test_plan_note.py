@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 from conftest import chat_memory
 
-from retrieval.memory.answer_notes import PLAN_NOTE
+from retrieval.memory.answer_notes import NO_ANSWER_NOTE, PLAN_NOTE
 
 CHAT = [("2025-04-02T18:00:00+00:00", "Ann", "The dentist is on the 14th, I finally booked it."),
         ("2025-04-02T18:01:00+00:00", "Bob", "Good luck. I went bowling yesterday with Carl."),
@@ -36,3 +36,12 @@ def test_a_plan_still_to_come_or_a_report_says_nothing(memory):
     assert ahead.answer.answer == "14 April 2025" and not plan_notes(ahead)
     report = memory.ask("When did Bob go bowling?", now=datetime(2025, 4, 20, tzinfo=timezone.utc))
     assert report.answer.answer == "1 April 2025" and not plan_notes(report)
+
+
+def test_a_question_that_asks_when_and_gets_no_answer_says_why_first(memory):
+    result = memory.ask("How long did Ann have the rain?", now=datetime(2025, 4, 20, tzinfo=timezone.utc))
+    assert result.answer is not None and result.answer.answer is None
+    assert result.warnings and result.warnings[0].startswith(NO_ANSWER_NOTE)
+    assert "how_long" in result.warnings[0] and "no time of its own" in result.warnings[0]
+    answered = memory.ask("When was Ann's dentist appointment?", now=datetime(2025, 4, 20, tzinfo=timezone.utc))
+    assert not any(w.startswith(NO_ANSWER_NOTE) for w in answered.warnings)

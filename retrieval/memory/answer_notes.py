@@ -17,7 +17,18 @@ WEAK_NOTE = "weak evidence:"  # the evidence is more likely not evidence (retrie
 # The notes that say part of a question was not read, that nothing was found, or that the evidence is weak: an
 # answer shows them first.
 PLAN_NOTE = "from a plan:"  # a when-answer read from what was planned, about a time now past (plan_note)
-WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE, WEAK_NOTE, PLAN_NOTE)
+NO_ANSWER_NOTE = "no answer:"  # a question that asks when, left without a date or length (no_answer_note)
+WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE, WEAK_NOTE, PLAN_NOTE,
+            NO_ANSWER_NOTE)
+
+
+def no_answer_note(answer) -> str | None:
+    """For a when-``answer`` (:class:`~retrieval.memory.when_answer.WhenAnswer`) with no date or length: why, said
+    first (the rows shown are then only what was found, not an answer); None when it answers."""
+    if answer is None or answer.answer is not None:
+        return None
+    why = answer.derivation[-1] if answer.derivation else "nothing to read it from"
+    return f"{NO_ANSWER_NOTE} the question asks {answer.kind}, and no {answer.kind} could be read: {why}"
 
 
 def warnings(notes: Sequence[str]) -> list[str]:

@@ -30,8 +30,7 @@ from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
 from retrieval.data.timestamps import instant, read_timestamp
 from retrieval.data.types import ContextTurn
-from retrieval.memory.answer_notes import empty_note, plan_note
-from retrieval.memory.content_carry import pronoun_event
+from retrieval.memory.answer_notes import empty_note, no_answer_note, plan_note
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.language_check import language_note
@@ -54,7 +53,7 @@ from retrieval.memory.when_answer import (
     question_kind,
     when_ops,
 )
-from retrieval.memory.when_between import answer_length_between, between_parts
+from retrieval.memory.when_between import length_between_events
 from retrieval.search.fusion import FUSIONS
 
 REWRITES = ("none", "context", "carry", "llm")
@@ -307,15 +306,11 @@ class TemporalMemory:
             plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
                               "names, by event time or, without one, by when it was said): "
                               + json.dumps(evidence_ops, default=str))
-        parts = between_parts(asked) if kind == "between" else None
-        if parts:  # a length between two events: each ranked on its own (retrieval.memory.when_between), read with
-            # the question's history ("how many days after that did he start?": "that" the earlier question's event)
-            parts = (pronoun_event(parts[0], history), pronoun_event(parts[1], history))
-            carry = "carry" if (rewrite or self.rewrite) == "carry" else "none"  # what an LLM rewrote, it rewrote
-            rows_a, rows_b = (self.when_evidence(p, now, history=history, rewrite=carry) for p in parts)
-            answer = answer_length_between(asked, rows_a, rows_b, now, self.evidence_rule, frame, parts)
+        if kind == "between":  # two events, each ranked on its own with the question's history (when_between)
+            answer = length_between_events(asked, history, lambda part: self.when_evidence(
+                part, now, history=history, rewrite=rewrite or self.rewrite), now, self.evidence_rule, frame) or answer
         shown = execution.rows if answer is not None else with_probabilities(execution, self.relevance)
-        said_first = [weak_evidence_note(answer, shown), plan_note(answer, now)]
+        said_first = [no_answer_note(answer), weak_evidence_note(answer, shown), plan_note(answer, now)]
         plan.notes[:0] = [n for n in said_first if n]
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
@@ -324,9 +319,9 @@ class TemporalMemory:
                       rewrite: str = "none") -> pd.DataFrame:
         """The evidence rows of a when-question, best first (:func:`~retrieval.memory.when_answer.when_ops`), cut at
         ``margin`` of the fused scores' spread from the best (None: all ``k``); ``now`` defaults to the log's end;
-        ``history`` and ``rewrite`` as :meth:`ask` takes them."""
+        ``history`` carried as :meth:`ask` carries it when ``rewrite`` is "carry" (an LLM's rewrite is read as is)."""
         now = self.resolve_now(now)
-        read = self.read_question(question, history, now, rewrite)
+        read = self.read_question(question, history, now, "carry" if rewrite == "carry" else "none")
         ops = when_ops(self.planner.plan(read), read.normalised, now, k=k, margin=margin)
         return with_probabilities(execute(ops, self.evidence(self.table.frame), ranker=self._when_rank), self.relevance)
 

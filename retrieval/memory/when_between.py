@@ -15,10 +15,13 @@ two weeks, weeks under two months, months under two years, then years), rounded.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import pandas as pd
 
+from retrieval.data.types import ContextTurn
+from retrieval.memory.content_carry import pronoun_event
 from retrieval.memory.when_answer import (
     EVIDENCE_RULE,
     UNIT_DAYS,
@@ -153,3 +156,16 @@ def answer_length_between(question: str, rows_a: pd.DataFrame, rows_b: pd.DataFr
         out.derivation.insert(0, "the length the first event's evidence gives (how long)")
         out.kind = "between"
     return out
+
+
+def length_between_events(question: str, history: Sequence[ContextTurn] | None,
+                          evidence: Callable[[str], pd.DataFrame], now: datetime, rule: str = EVIDENCE_RULE,
+                          frame: pd.DataFrame | None = None) -> WhenAnswer | None:
+    """A question that names two events answered (:func:`answer_length_between`), each event's rows ranked by
+    ``evidence``; an event named by a pronoun alone is the earlier question's ("how many days after that did he
+    start?", :func:`~retrieval.memory.content_carry.pronoun_event`). None when the question names no two events."""
+    parts = between_parts(question)
+    if parts is None:
+        return None
+    parts = (pronoun_event(parts[0], history), pronoun_event(parts[1], history))
+    return answer_length_between(question, evidence(parts[0]), evidence(parts[1]), now, rule, frame, parts)
