@@ -18,7 +18,8 @@ that asks for the plan itself ("when was it originally?", "when was it supposed 
 A plan, moved or not, also gives way to a **later report** of its event: a row said on or after the planned day
 (and no later than now) whose own time, read for the question (:func:`~retrieval.memory.when_clause.clause_time`),
 is a day then past within :data:`REPORT_WINDOW` of the planned one, linked to the plan as a move is (its text shares
-with the question at least one content word and as many as the plan's row does): "noodle's getting her teeth done
+with the question at least one content word and as many as the plan's row does, or two: a report is told in fewer
+words than the plan it overtakes, "dads home! they let him out sunday arvo"): "noodle's getting her teeth done
 on the 27th", then "noodle had her teeth out thursday" (the 3rd); "first day was meant to be yesterday, but I ended
 up starting today". A report of the planned day itself confirms the plan; either ends the plan's story. A report with
 no word of the question ("landed last night at 11" for "when did she get back?") is not linked: the answer then says
@@ -126,7 +127,7 @@ def _report(r: pd.Series, t: EventTime, question: str, names: list[str], asked: 
     if t.granularity not in _PLANNED_DAYS or said.date() < t.start.date():
         return None
     shared = asked & content_stems(str(r["text"]), names)
-    if len(shared) < least:
+    if len(shared) < min(least, 2):
         return None
     told = event_time_of(r)
     clause = clause_time(r, question, names) if told is not None else None
