@@ -11,6 +11,8 @@ from conftest import chat_memory
 
 from retrieval.memory.event_time import event_time_of
 from retrieval.memory.plan_change import moved_plan, moved_time
+from retrieval.memory.when_answer import REPORT_SOURCE, answer_from_evidence
+from retrieval.memory.when_support import PROBABILITY
 
 UTC = timezone.utc
 CHAT = [("2025-03-11T18:00:00+00:00", "Ann", "Got the results. Mom's surgery is scheduled for the 26th."),
@@ -85,22 +87,23 @@ def reported(tmp_path, tiny_backbone):
 
 
 def plan_after(memory, row: int, question: str, now: datetime):
-    """Where the plan of ``row`` ended up by ``now``: (the row that said so, its day, the derivation), or None."""
+    """Where the plan of ``row`` ended up by ``now``: (the row that said so, its day, the derivation, whether that
+    row reports the event), or None."""
     frame = memory.table.frame
     found = moved_plan(frame.loc[row], event_time_of(frame.loc[row]), frame, question, now)
-    return None if found is None else (found[0].name, found[1].start.date().isoformat(), found[2])
+    return None if found is None else (found[0].name, found[1].start.date().isoformat(), found[2], found[3])
 
 
 def test_a_later_report_of_the_event_overtakes_the_plan(reported):
     now = datetime(2025, 4, 20, tzinfo=UTC)
-    row, day, how = plan_after(reported, 0, "When did Noodle finally get her teeth out?", now)
-    assert (row, day) == (4, "2025-03-28")  # "on Friday", said on the 29th: not the planned 27th
+    row, day, how, report = plan_after(reported, 0, "When did Noodle finally get her teeth out?", now)
+    assert (row, day, report) == (4, "2025-03-28", True)  # "on Friday", said on the 29th: not the planned 27th
     assert how[-1].startswith("a later report: row 4") and "['noodl', 'teeth']" in how[-1]
     teeth = reported.ask("When did Noodle get her teeth out?", now=now).answer
     assert teeth.answer == "28 March 2025"
     # "rebooked for monday" moves the plan (it names the planned day it replaces), then a report ends it
-    row, day, how = plan_after(reported, 2, "When did the nbn guy finally come?", now)
-    assert (row, day) == (7, "2025-04-01") and how[0].startswith("the plan moved: row 6")
+    row, day, how, report = plan_after(reported, 2, "When did the nbn guy finally come?", now)
+    assert (row, day, report) == (7, "2025-04-01", True) and how[0].startswith("the plan moved: row 6")
     assert how[1].startswith("a later report: row 7")
 
 
@@ -110,3 +113,17 @@ def test_a_report_of_the_planned_day_or_with_no_word_of_the_question_keeps_the_p
     assert plan_after(reported, 3, "When did Ann get back from Lisbon?", now) is None  # "landed": no word of it
     # as of a now before any report, the plan stands
     assert plan_after(reported, 0, "When did Noodle get her teeth out?", datetime(2025, 3, 28, tzinfo=UTC)) is None
+
+
+def test_an_answer_read_from_a_report_carries_the_reports_own_probability(reported):
+    """The relevance model's probability of the row the answer was read from: a report it ranked low, or not at all,
+    makes the answer say its evidence is weak, not borrow the plan's."""
+    frame, now = reported.table.frame, datetime(2025, 4, 20, tzinfo=UTC)
+    question = "When did Noodle get her teeth out?"
+    ranked = frame.loc[[0, 4]].assign(**{PROBABILITY: [0.9, 0.05]})
+    answer = answer_from_evidence("when", ranked, now, "top", frame, question=question)
+    assert (answer.answer, answer.source, answer.probability) == ("28 March 2025", REPORT_SOURCE, 0.05)
+    alone = answer_from_evidence("when", ranked.loc[[0]], now, "top", frame, question=question)
+    assert (alone.answer, alone.probability) == ("28 March 2025", 0.0)  # a report the model did not rank
+    unscored = answer_from_evidence("when", frame.loc[[0]], now, "top", frame, question=question)
+    assert unscored.probability is None  # no relevance model: nothing to say

@@ -77,9 +77,10 @@ def moved_time(text: str, said: datetime) -> tuple[EventTime, str, list[EventTim
 
 
 def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str, now: datetime
-               ) -> tuple[pd.Series, EventTime, list[str]] | None:
+               ) -> tuple[pd.Series, EventTime, list[str], bool] | None:
     """Where the plan of ``row`` (its event time ``t``) moved to, by the rows of ``frame`` said after it and no later
-    than ``now`` (see the module): (the row that moved it last, the new time, the derivation), or None."""
+    than ``now`` (see the module): (the row that moved it last, the new time, the derivation, whether that row is a
+    report of the event rather than a move of its plan), or None."""
     said = row["timestamp"].to_pydatetime()
     if not is_plan(t.start, said) or ASKS_PLAN.search(question):
         return None
@@ -89,7 +90,7 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
     names = participant_names(frame)
     asked = content_stems(question, names)
     least = max(1, len(asked & content_stems(str(row["text"]), names)))
-    moved, how = None, []
+    moved, how, reported = None, [], False
     for _, r in later.iterrows():
         found = moved_time(str(r["text"]), r["timestamp"].to_pydatetime())
         if found is None:
@@ -101,7 +102,7 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
                 how.append(f"a later report: row {r.name} ({r['speaker']}, said {r['timestamp'].isoformat()}), "
                            f"sharing {sorted(shared)} with the question, says {new.phrase!r}: "
                            f"[{new.start.date()}, {new.end.date()}) ({new.granularity})")
-                moved, t = r, new
+                moved, t, reported = r, new, True
             break  # a report of the event, of the planned day or another, ends the plan's story
         new, sentence, others = found
         shared = asked & content_stems(sentence, names)
@@ -112,7 +113,7 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
         how.append(f"the plan moved: row {r.name} ({r['speaker']}, said {r['timestamp'].isoformat()}), {link}, "
                    f"says {new.phrase!r}: [{new.start.date()}, {new.end.date()}) ({new.granularity})")
         moved, t = r, new
-    return None if moved is None else (moved, t, how)
+    return None if moved is None else (moved, t, how, reported)
 
 
 REPORT_WINDOW = timedelta(days=7)  # how far from the planned day a report can be of the planned event (not tuned)

@@ -66,6 +66,7 @@ EVIDENCE_DEPTH: int | None = None
 # The question kinds answered from the first ranked row that states a length, when one does: chosen on the dev
 # conversations (() to turn it off).
 LENGTH_FIRST = ("how_long",)
+REPORT_SOURCE = "report"  # an answer read from a later report that overtook its plan (plan_change): its own probability
 MOVABLE = ("when", "month", "year", "ago")  # kinds whose answer follows a plan that moved (plan_change)
 SUPPORTED = ("when", "month", "year")  # kinds the "support" rule answers (a length is read from one row)
 
@@ -301,8 +302,8 @@ def row_reading(kind: str, row: pd.Series, frame: pd.DataFrame | None, question:
     if frame is not None and question is not None and kind in MOVABLE:
         moved = moved_plan(row, t, frame, question, now)
         if moved is not None:  # a plan that a later row says moved: its last day (retrieval.memory.plan_change)
-            row, t, later = moved
-            how = how + later
+            row, t, later, reported = moved
+            how, source = how + later, REPORT_SOURCE if reported else source
     return row, t, source, how
 
 
@@ -326,8 +327,11 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
     rank = rows.index.get_loc(picked.name) + 1
     if rank != 1 and rule != "support":
         how.insert(0, f"evidence rule {rule!r}: row {picked.name}, ranked {rank} of {len(rows)}")
+    probability = row_probability(picked)
+    if source == REPORT_SOURCE and probability is not None:  # read from the report: the report's own probability
+        probability = row_probability(rows.loc[row.name]) if row.name in rows.index else 0.0
     out = WhenAnswer(kind, render(t, said), t.start, t.end, t.granularity, source=source, evidence=rows,
-                     derivation=how, probability=row_probability(picked), said=said, row=picked.name)
+                     derivation=how, probability=probability, said=said, row=picked.name)
     if t.granularity == "fuzzy" and t.duration:  # "a few years ago": a length before it was said
         out.duration = t.duration
     if kind in ("month", "year") and t.granularity in ("day", "week", "weekend"):
