@@ -85,10 +85,13 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
     if not is_plan(t.start, said) or ASKS_PLAN.search(question):
         return None
     later = frame[(frame["timestamp"] > row["timestamp"]) & (frame["timestamp"] <= now)]
-    if later.empty:
-        return None
     names = participant_names(frame)
     asked = content_stems(question, names)
+    if not later.empty:  # worth reading: a row with a verb of moving, or a word that may share a stem with the question
+        text = later["text"].astype(str)
+        later = later[text.str.contains(_CUE) | text.str.contains(_stem_starts(asked))]
+    if later.empty:
+        return None
     least = max(1, len(asked & content_stems(str(row["text"]), names)))
     moved, how, reported = None, [], False
     for _, r in later.iterrows():
@@ -114,6 +117,13 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
                    f"says {new.phrase!r}: [{new.start.date()}, {new.end.date()}) ({new.granularity})")
         moved, t = r, new
     return None if moved is None else (moved, t, how, reported)
+
+
+def _stem_starts(stems: set[str]) -> re.Pattern:
+    """A word starting as one of ``stems`` does, less its last letter (a stem may end otherwise than its word:
+    "citi", "happi"): a cheap test that passes every text sharing a stem (and some others)."""
+    starts = sorted({s[:max(2, len(s) - 1)] for s in stems})
+    return re.compile(rf"(?i)\b(?:{'|'.join(map(re.escape, starts))})" if starts else r"(?!)")
 
 
 REPORT_WINDOW = timedelta(days=7)  # how far from the planned day a report can be of the planned event (not tuned)
