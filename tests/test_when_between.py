@@ -82,6 +82,7 @@ def test_each_event_is_answered_as_a_when_question_following_a_plan_that_moved()
 
 
 def test_one_row_that_times_each_event_in_its_own_clause_answers_both():
-    f = frame_of(("Rex came home on Sunday, and Fido joined us last Friday.", datetime(2023, 7, 12, 12, tzinfo=timezone.utc)))
+    said = datetime(2023, 7, 12, 12, tzinfo=timezone.utc)
+    f = frame_of(("Rex came home on Sunday, and Fido joined us last Friday.", said))
     a = answer_length_between("How many days passed between adopting Rex and adopting Fido?", f, f, NOW, "top", f)
     assert a.answer is not None and a.duration == (2, 2, "day")  # Sunday 9 July, Friday 7 July
