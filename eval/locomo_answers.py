@@ -62,7 +62,7 @@ from retrieval.memory.when_answer import (
     answer_from_evidence,
     question_kind,
 )
-from retrieval.memory.when_between import answer_length_between, between_parts, split_evidence
+from retrieval.memory.when_between import answer_length_between, between_parts, length_between_events, split_evidence
 
 logger = logging.getLogger("eval.locomo_answers")
 DEV = ("conv-26", "conv-30", "conv-41")
@@ -128,8 +128,8 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         parts = between_parts(qa.question) if kind == "between" else None
         if parts:  # a length between two events: each ranked on its own (gold: the first evidence turn, the rest)
             gold_answer = answer_length_between(qa.question, *split_evidence(gold_rows), now, "stated", frame)
-            e2e = answer_length_between(qa.question, *(memory.when_evidence(p, now, margin=margin) for p in parts),
-                                        now, rule, frame)
+            e2e = length_between_events(qa.question, None, lambda part: memory.when_evidence(part, now, margin=margin),
+                                        now, rule, frame) or e2e  # as the memory answers it
         top = ranked.iloc[0]["timestamp"].date() if len(ranked) else None
         preds = {"gold_evidence": from_answer(gold_answer),
                  "end_to_end": from_answer(e2e),

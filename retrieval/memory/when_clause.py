@@ -55,14 +55,10 @@ def sentence_at(text: str, index: int) -> str:
     return text[start:end]
 
 
-def clauses(text: str, said: datetime) -> list[tuple[str, EventTime | None]]:
-    """The sentences of ``text`` with their event times, a sentence that states two or more times split into its
-    clauses, so that each time is read with the words of its own event."""
-    return [(part, reading.time) for part, reading in _read_clauses(text, said)]
-
-
-def _read_clauses(text: str, said: datetime) -> list[tuple[str, EventReading]]:
-    """:func:`clauses` with each part's whole reading (whether its time is denied, too)."""
+def clauses(text: str, said: datetime) -> list[tuple[str, EventReading]]:
+    """The sentences of ``text`` with their event readings (the time, and whether its clause denies it), a sentence
+    that states two or more times split into its clauses, so that each time is read with the words of its own
+    event."""
     out: list[tuple[str, EventReading]] = []
     for sentence in sentences(text):
         parts = [(p, read_event_time(p, said)) for p in _CLAUSE.split(sentence) if p.strip()]
@@ -75,7 +71,7 @@ def clause_time(row: pd.Series, question: str, names: list[str]) -> tuple[EventT
     """The event time of ``row`` that answers ``question`` when it differs from the row's stored one (see the
     module): ``(time or None for the day it was said, why)``; None when the stored reading stands."""
     said: datetime = row["timestamp"].to_pydatetime()
-    readings = _read_clauses(row["text"], said)
+    readings = clauses(row["text"], said)
     parts = [(part, reading.time) for part, reading in readings]
     if len(parts) < 2:
         return None
