@@ -51,7 +51,7 @@ from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.event_time import event_counts
 from retrieval.memory.planner import parse_margin
-from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, answer_is_weak
+from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, answer_is_doubted
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import (
     EVIDENCE_DEPTH,
@@ -79,11 +79,11 @@ class Prediction:
     start: date | None = None
     end: date | None = None
     duration: tuple | None = None
-    warned: bool | None = None  # the answer says first that its evidence is weak (None: no probability to say it)
+    warned: bool | None = None  # the answer says first that it may be wrong (None: no probability to say it)
 
 
 def from_answer(a: WhenAnswer) -> Prediction:
-    return Prediction(a.answer, a.start and a.start.date(), a.end and a.end.date(), a.duration, answer_is_weak(a))
+    return Prediction(a.answer, a.start and a.start.date(), a.end and a.end.date(), a.duration, answer_is_doubted(a))
 
 
 def from_gold_time(text: str, t: GoldTime | None) -> Prediction:
@@ -183,7 +183,7 @@ def table(records: list[dict]) -> dict:
             out[m] = {"n": len(s), "strict": round(100 * float(np.mean([a for a, _ in s])), 1),
                       "lenient": round(100 * float(np.mean([b for _, b in s])), 1)}
             warned = [(r["scores"][m][0], r["preds"][m].warned) for r in records if m in r["scores"]]
-            if any(w is not None for _, w in warned):  # what the weak-evidence warning said, strict
+            if any(w is not None for _, w in warned):  # what the warnings said, strict
                 out[m] |= {"wrong": sum(not a for a, _ in warned), "wrong_warned": sum(not a and bool(w)
                            for a, w in warned), "right_warned": sum(bool(a) and bool(w) for a, w in warned)}
     return out
@@ -273,7 +273,7 @@ def print_report(report: dict) -> None:
     for part in ("overall", "dev", "held_out"):
         row = res[part].get("relevance", {})
         if "wrong_warned" in row:
-            print(f"relevance, {part}: the weak-evidence warning (P(evidence) < {WEAK_EVIDENCE}) on "
+            print(f"relevance, {part}: the warnings (weak evidence, P < {WEAK_EVIDENCE}; conflicting evidence) on "
                   f"{row['wrong_warned']} of {row['wrong']} wrong answers and {row['right_warned']} of "
                   f"{row['n'] - row['wrong']} right ones")
     held = [f for f in report["gold_unread"] if f["sample"] not in report["dev"]]

@@ -89,3 +89,26 @@ def test_hours_within_a_day_answer_with_the_day():
     a = answer_from_evidence("when", ranked(("spectrum is coming the day after tomorrow between 8 and noon", said,
                                              0.5)), NOW, "support")
     assert (a.answer, a.granularity, day(a)) == ("4 April 2025", "day", ("2025-04-04", "2025-04-05"))
+
+
+def test_a_likely_row_that_says_another_time_is_named_beside_the_answer():
+    from retrieval.memory.relevance.confidence import answer_is_doubted, rival_note
+
+    adopted = ("ok noodle story. we adopted her a fortnight ago from the greyhound rescue",
+               datetime(2025, 3, 13, 21, 45, tzinfo=EST))
+    sneakers = ("also noodle ate one of sams sneakers this morning", datetime(2025, 3, 8, 10, 16, tzinfo=EST))
+    a = answer_from_evidence("when", ranked((*sneakers, 0.74), (*adopted, 0.52)), NOW, "support")
+    assert a.answer == "8 March 2025" and a.rival is not None
+    said, row, phrase, p = a.rival
+    assert (row, phrase, p) == (1, "a fortnight ago", 0.52) and said.endswith("2025")
+    note = rival_note(a)
+    assert note.startswith("conflicting evidence: row 1") and "'a fortnight ago'" in note and "8 March 2025" in note
+    assert answer_is_doubted(a) is True
+    # under even odds, a time inside the answer's, or no time of its own: nothing to say
+    for other in ((*adopted, 0.49), ("noodle was so good on saturday morning", datetime(2025, 3, 9, tzinfo=EST), 0.6),
+                  ("noodle is the best dog", datetime(2025, 3, 20, tzinfo=EST), 0.9)):
+        b = answer_from_evidence("when", ranked((*sneakers, 0.95), other), NOW, "support")
+        assert b.answer == "8 March 2025" and b.rival is None and rival_note(b) is None
+        assert answer_is_doubted(b) is False
+    assert answer_is_doubted(answer_from_evidence("when", ranked(sneakers + (0.9,)).drop(columns=[PROBABILITY]),
+                                                  NOW, "support")) is None  # no model: nothing said

@@ -18,8 +18,9 @@ WEAK_NOTE = "weak evidence:"  # the evidence is more likely not evidence (retrie
 # answer shows them first.
 PLAN_NOTE = "from a plan:"  # a when-answer read from what was planned, about a time now past (plan_note)
 NO_ANSWER_NOTE = "no answer:"  # a question that asks when, left without a date or length (no_answer_note)
+RIVAL_NOTE = "conflicting evidence:"  # a likely row says another time (retrieval.memory.relevance.confidence)
 WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE, WEAK_NOTE, PLAN_NOTE,
-            NO_ANSWER_NOTE)
+            NO_ANSWER_NOTE, RIVAL_NOTE)
 
 
 def no_answer_note(answer) -> str | None:

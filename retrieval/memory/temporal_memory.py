@@ -39,7 +39,7 @@ from retrieval.memory.planner import LLMPlanner, Planner, PlannerConfig, RulePla
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
 from retrieval.memory.relevance.choices import AUTO, RELEVANCE_HELP
-from retrieval.memory.relevance.confidence import weak_evidence_note, with_probabilities
+from retrieval.memory.relevance.confidence import rival_note, weak_evidence_note, with_probabilities
 from retrieval.memory.relevance.rerank import SecondStage, second_stage
 from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import execute
@@ -310,8 +310,8 @@ class TemporalMemory:
             answer = length_between_events(asked, history, lambda part: self.when_evidence(
                 part, now, history=history, rewrite=rewrite or self.rewrite), now, self.evidence_rule, frame) or answer
         shown = execution.rows if answer is not None else with_probabilities(execution, self.relevance)
-        said_first = [no_answer_note(answer), weak_evidence_note(answer, shown), plan_note(answer, now)]
-        plan.notes[:0] = [n for n in said_first if n]
+        lead = (no_answer_note(answer), weak_evidence_note(answer, shown), rival_note(answer), plan_note(answer, now))
+        plan.notes[:0] = [n for n in lead if n]  # said first
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
     def when_evidence(self, question: str, now: datetime | None = None, margin: float | None = WHEN_MARGIN,

@@ -117,6 +117,7 @@ class WhenAnswer:
     said: datetime | None = None  # when the row it was read from was said
     row: object = None  # the index of the evidence row it was picked from
     events: list[WhenAnswer] = field(default_factory=list)  # a length between two events: each event's when-answer
+    rival: tuple[str, object, str, float] | None = None  # (its answer, row, phrase, probability): when_support.rival
 
     @property
     def provenance(self) -> str:
@@ -318,10 +319,10 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         row = next((r for _, r in rows.head(depth or len(rows)).iterrows() if states_length(r)), row)
     if row is None:
         return WhenAnswer(kind, None, evidence=rows, derivation=["no evidence row: nothing to answer from"])
-    picked = row
+    picked, rival = row, None
     reading = row_reading(kind, row, frame, question, now)
     if rule == "support" and kind in SUPPORTED and PROBABILITY in rows:
-        picked, reading = supported(kind, rows, reading, lambda r: row_reading(kind, r, frame, question, now))
+        picked, reading, rival = supported(kind, rows, reading, lambda r: row_reading(kind, r, frame, question, now))
     row, t, source, how = reading
     said = row["timestamp"].to_pydatetime()
     rank = rows.index.get_loc(picked.name) + 1
@@ -332,6 +333,9 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         probability = row_probability(rows.loc[row.name]) if row.name in rows.index else 0.0
     out = WhenAnswer(kind, render(t, said), t.start, t.end, t.granularity, source=source, evidence=rows,
                      derivation=how, probability=probability, said=said, row=picked.name)
+    if rival is not None:
+        (other, when, _, _), p = rival
+        out.rival = (render(when, other["timestamp"].to_pydatetime()), other.name, when.phrase, p)
     if t.granularity == "fuzzy" and t.duration:  # "a few years ago": a length before it was said
         out.duration = t.duration
     if kind in ("month", "year") and t.granularity in ("day", "week", "weekend"):

@@ -7,7 +7,12 @@ day ("race on Sunday: 52:40!!", said on a Thursday and read as the Sunday to com
 (summing the scores of the passages that give the same answer) is what open-domain QA readers do over retrieved
 passages; here an answer is an interval, and a row holds every reading its own interval contains.
 
-    picked, reading = supported(kind, rows, first_reading, read)   # rows best first, with PROBABILITY
+    picked, reading, rival = supported(kind, rows, first_reading, read)   # rows best first, with PROBABILITY
+
+Rows that disagree are said, not only outvoted: the likeliest other row whose own stated time lies apart from the
+answer's, when the model gives it :data:`LIKELY` or more (more likely evidence than not), comes back as the answer's
+rival ("we adopted her a fortnight ago" beside a likelier "noodle ate one of sams sneakers this morning"), for a
+warning that names both (:func:`~retrieval.memory.relevance.confidence.rival_note`).
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from retrieval.timex.placed import OPEN_START
 
 # The column a second stage's rows carry their probability of being evidence in (retrieval.memory.relevance.confidence)
 PROBABILITY = "evidence_p"
+LIKELY = 0.5  # a row the model gives this or more is more likely evidence than not (not tuned: the even line)
 SUPPORT_DEPTH = 5  # the ranked rows whose readings vote (chosen before any run: the rows a reader would look at)
 Reading = tuple[pd.Series, EventTime, str, list[str]]  # (the row read, its time, the source, the derivation)
+Rival = tuple[Reading, float]  # another row's reading that disagrees with the answer, and that row's probability
 
 
 def row_probability(row: pd.Series | None) -> float | None:
@@ -43,7 +50,7 @@ def answer_span(kind: str, t: EventTime) -> tuple[datetime, datetime]:
 
 
 def supported(kind: str, rows: pd.DataFrame, first: Reading, read: Callable[[pd.Series], Reading],
-              depth: int = SUPPORT_DEPTH) -> tuple[pd.Series, Reading]:
+              depth: int = SUPPORT_DEPTH, likely: float = LIKELY) -> tuple[pd.Series, Reading, Rival | None]:
     """The ``support`` rule: of the first ``depth`` rows' readings (``first`` the best row's; ``read`` gives the
     others'), the one the most evidence holds: (the row it came from, its reading). A reading's support is the sum
     of the relevance model's probabilities (:data:`PROBABILITY`) of the rows whose reading contains it (itself
@@ -52,7 +59,7 @@ def supported(kind: str, rows: pd.DataFrame, first: Reading, read: Callable[[pd.
     (longer) than the best row's never replaces it, and ties go to the better-ranked row, so readings that nothing
     else holds answer as ``top`` does. For "which month / year" a reading is its month or year
     (:func:`answer_span`). The answer keeps its own row's probability, so agreement never silences the
-    weak-evidence warning."""
+    weak-evidence warning. The third item is the rival (:func:`rival`), or None."""
     readings = [(rows.iloc[0], first)] + [(r, read(r)) for _, r in rows.iloc[1:depth].iterrows()]
     spans = [answer_span(kind, rd[1]) for _, rd in readings]
     probability = [row_probability(r) or 0.0 for r, _ in readings]
@@ -72,4 +79,18 @@ def supported(kind: str, rows: pd.DataFrame, first: Reading, read: Callable[[pd.
                f"rows {', '.join(holders)} hold (evidence probability {held[best]:.2f} in all, against "
                f"{held[0]:.2f} for the best-ranked row's)"] + how
         reading = (row, t, source, how)
-    return picked, reading
+    return picked, reading, rival(readings, spans, probability, best, likely)
+
+
+def rival(readings: list[tuple[pd.Series, Reading]], spans: list[tuple[datetime, datetime]], probability: list[float],
+          best: int, likely: float = LIKELY) -> Rival | None:
+    """(the reading, the probability) of the likeliest row other than ``best`` that the model gives ``likely`` or
+    more, that states a time of its own (a row read by its timestamp's day says nothing of when the event was), and
+    whose span lies wholly apart from the answer's; None when there is none."""
+    (s, e), own = spans[best], readings[best][1][0].name
+    apart = [i for i, (_, rd) in enumerate(readings) if i != best and probability[i] >= likely
+             and rd[2] != "timestamp" and rd[0].name != own and (spans[i][1] <= s or spans[i][0] >= e)]
+    if not apart:
+        return None
+    i = max(apart, key=lambda i: (probability[i], -i))
+    return readings[i][1], probability[i]

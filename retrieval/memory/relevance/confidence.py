@@ -3,6 +3,7 @@ right: the memory's way of not answering wrong in silence.
 
     rows = with_probabilities(execution, memory.relevance)    # each ranked row's P(evidence), column "evidence_p"
     note = weak_evidence_note(answer, rows)                    # "weak evidence: ..." or None
+    note = rival_note(answer)                                  # "conflicting evidence: ..." or None
 
 The model's row probabilities are calibrated on conversations it never saw (out of fold over the open data, the
 rows it gives 0.3-0.5 are evidence 38 % of the time, those above 0.7, 80 %: docs/relevance.md), so the line is drawn
@@ -10,6 +11,9 @@ where the model itself says "more likely not": an answer whose evidence is evide
 :data:`WEAK_EVIDENCE` (0.5, not tuned) says so, with the probability, before anything else. For a when-answer the
 probability is that of the row it was read from (of both rows for a length between two events); for rows shown,
 that of the likeliest. Without a relevance model the scores are not probabilities and nothing is said.
+
+A when-answer is also doubted when another row the model finds likely evidence (:data:`WEAK_EVIDENCE` or more)
+states a time apart from the answer's (:func:`~retrieval.memory.when_support.rival`): both are named, first.
 """
 
 from __future__ import annotations
@@ -18,13 +22,13 @@ import math
 
 import pandas as pd
 
-from retrieval.memory.answer_notes import WEAK_NOTE
+from retrieval.memory.answer_notes import RIVAL_NOTE, WEAK_NOTE
 from retrieval.memory.relevance.rerank import Reranker
 from retrieval.memory.table_ops import Execution
 from retrieval.memory.when_answer import WhenAnswer
-from retrieval.memory.when_support import PROBABILITY
+from retrieval.memory.when_support import LIKELY, PROBABILITY
 
-WEAK_EVIDENCE = 0.5  # below it, the evidence is more likely not evidence: said first
+WEAK_EVIDENCE = LIKELY  # below it, the evidence is more likely not evidence: said first
 
 
 def with_probabilities(execution: Execution, second_stage) -> pd.DataFrame:
@@ -44,6 +48,13 @@ def answer_is_weak(answer: WhenAnswer, threshold: float = WEAK_EVIDENCE) -> bool
     return answer.answer is not None and answer.probability < threshold
 
 
+def answer_is_doubted(answer: WhenAnswer, threshold: float = WEAK_EVIDENCE) -> bool | None:
+    """Whether a when-``answer`` says first that it may be wrong: its evidence is weak (:func:`answer_is_weak`) or a
+    likely row says another time (:func:`rival_note`); None without a probability."""
+    weak = answer_is_weak(answer, threshold)
+    return None if weak is None else weak or (answer.answer is not None and answer.rival is not None)
+
+
 def weak_evidence_note(answer: WhenAnswer | None, rows: pd.DataFrame, threshold: float = WEAK_EVIDENCE
                        ) -> str | None:
     """The warning for an answer whose evidence is more likely not evidence (probability under ``threshold``):
@@ -61,3 +72,13 @@ def weak_evidence_note(answer: WhenAnswer | None, rows: pd.DataFrame, threshold:
         return None
     return (f"{WEAK_NOTE} no row shown is likely about the question (the likeliest has probability {best:.2f} under "
             "the relevance model)")
+
+
+def rival_note(answer: WhenAnswer | None) -> str | None:
+    """For a when-``answer`` with a rival (another likely row that states a time apart from it,
+    :func:`~retrieval.memory.when_support.rival`): both readings, said first; None otherwise."""
+    if answer is None or answer.answer is None or answer.rival is None:
+        return None
+    said, row, phrase, p = answer.rival
+    return (f"{RIVAL_NOTE} row {row}, which the relevance model gives probability {p:.2f} of being about the "
+            f"question, says {phrase!r} ({said}), not {answer.answer!r}: check both rows")
