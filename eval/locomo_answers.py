@@ -53,6 +53,7 @@ from retrieval.memory.event_time import event_counts
 from retrieval.memory.planner import parse_margin
 from retrieval.memory.relevance.confidence import WEAK_EVIDENCE, answer_is_doubted
 from retrieval.memory.temporal_memory import TemporalMemory
+from retrieval.memory.when_anchor import anchored_answer
 from retrieval.memory.when_answer import (
     EVIDENCE_DEPTH,
     EVIDENCE_RULE,
@@ -123,7 +124,8 @@ def conversation_records(sid: str, sample: dict, where: str, i: int, encoder, ca
         gold_rows = frame.loc[list(qa.evidence)]
         ranked = memory.when_evidence(qa.question, now, margin=None)
         kept = ranked if margin is None else memory.when_evidence(qa.question, now, margin=margin)
-        e2e = answer_from_evidence(kind, kept, now, rule, frame, depth, qa.question)
+        e2e = anchored_answer(answer_from_evidence(kind, kept, now, rule, frame, depth, qa.question),
+                              lambda q: memory.when_evidence(q, now, margin=margin), now, rule, frame)
         gold_answer = answer_from_evidence(kind, gold_rows, now, "stated", frame, question=qa.question)
         parts = between_parts(qa.question) if kind == "between" else None
         if parts:  # a length between two events: each ranked on its own (gold: the first evidence turn, the rest)
@@ -154,8 +156,9 @@ def learned_answers(memory: TemporalMemory, question: str, kind: str, now, depth
         rows_a, rows_b = (memory.when_evidence(p, now, margin=margin) for p in parts)
         return {m: answer_length_between(question, rows_a, rows_b, now, rule, memory.table.frame)
                 for m, rule in (("relevance", memory.evidence_rule), ("relevance_top", "top"))}
-    kept = memory.when_evidence(question, now, margin=margin)
-    return {m: answer_from_evidence(kind, kept, now, rule, memory.table.frame, depth, question)
+    kept, frame = memory.when_evidence(question, now, margin=margin), memory.table.frame
+    return {m: anchored_answer(answer_from_evidence(kind, kept, now, rule, frame, depth, question),
+                               lambda q: memory.when_evidence(q, now, margin=margin), now, rule, frame)
             for m, rule in (("relevance", memory.evidence_rule), ("relevance_top", "top"))}
 
 

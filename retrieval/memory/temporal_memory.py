@@ -44,6 +44,7 @@ from retrieval.memory.relevance.rerank import SecondStage, second_stage
 from retrieval.memory.result_print import print_result
 from retrieval.memory.table_ops import execute
 from retrieval.memory.temporal_result import TemporalResult
+from retrieval.memory.when_anchor import anchored_answer
 from retrieval.memory.when_answer import (
     EVIDENCE_K,
     EVIDENCE_RULE,
@@ -294,15 +295,14 @@ class TemporalMemory:
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
         if not len(execution.rows):
             plan.notes.insert(0, empty_note(plan.expressions, frame, now))
-        unread = language_note(question, any(not e.unresolved for e in read.expressions))
-        if unread:  # said first: the rows are not restricted in time
-            plan.notes.insert(0, unread)
-        kind = read.kind
-        answer = None
+        if unread := language_note(question, any(not e.unresolved for e in read.expressions)):  # rows not in time
+            plan.notes.insert(0, unread)  # said first
+        kind, answer = read.kind, None
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
             evidence_ops = when_ops(plan, read.normalised, now)  # the plan's (its cut, its period said in)
             evidence = with_probabilities(execute(evidence_ops, frame, ranker=self._when_rank), self.relevance)
             answer = answer_from_evidence(kind, evidence, now, self.evidence_rule, frame, question=asked)
+            answer = anchored_answer(answer, lambda q: self.when_evidence(q, now), now, self.evidence_rule, frame)
             plan.notes.append(f"asks when ({kind}): answered from the evidence ranked by content (within the period it "
                               "names, by event time or, without one, by when it was said): "
                               + json.dumps(evidence_ops, default=str))
