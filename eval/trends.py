@@ -18,6 +18,9 @@ absolute error, Pearson and Spearman correlation of the two series, for
   the null threshold; chosen over ``null`` on the calibration log (planted with the calibration frames);
 - ``null``: the unsupervised calibrated threshold (alpha 0.01; 0.001 and 0.05 shown for sensitivity);
 - ``reference``: the 99th percentile of the topic's scores against the calibration log's real utterances;
+- ``mixture, feedback 10`` / ``reference, feedback 10``: the same thresholds on the cosine to the topic's query moved
+  toward its 10 closest documents (pseudo-relevance feedback, ``--feedback``; the reference log by the same
+  procedure on its own documents), in the same run;
 - ``labelled``: the F1-best threshold on labelled examples from another log, planted with other sentence frames;
 - ``oracle_binary`` / ``oracle_stratified``: the LLM-confirmation searches with a perfect judge (the truth),
   which isolates what the original's monotonicity assumption costs from what the judge gets wrong;
@@ -49,7 +52,7 @@ from retrieval.data.paths import LOCOMO_FILE, data_dir_option, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.memory.relevance.rerank import Reranker
 from retrieval.search.cached_index import cached_index
-from retrieval.trends.analysis import PERIOD_COLUMN, enumerate_periods, topic_scores
+from retrieval.trends.analysis import FEEDBACK, PERIOD_COLUMN, enumerate_periods, topic_scores
 from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
 from retrieval.trends.relevance import (
     binary_search_boundary,
@@ -159,11 +162,11 @@ def evaluate_counts(table: ConversationTable, weights: dict[str, pd.Series], sco
 
 
 def calibrate_labelled(encoder, cal_table: ConversationTable, cal_truth: dict[int, str], n_pos: int, n_neg: int,
-                       rng: random.Random) -> dict[str, float]:
+                       rng: random.Random, feedback: int = FEEDBACK) -> dict[str, float]:
     """Per topic: the F1-best threshold on ``n_pos`` relevant and ``n_neg`` other utterances of the calibration log."""
     out = {}
     for topic, spec in TOPICS.items():
-        scores = topic_scores(cal_table, spec["query"])
+        scores = topic_scores(cal_table, spec["query"], feedback)
         pos = [i for i, t in cal_truth.items() if t == topic]
         neg = [i for i in scores.index if cal_truth.get(i) != topic]
         pos, neg = rng.sample(pos, min(n_pos, len(pos))), rng.sample(neg, min(n_neg, len(neg)))
@@ -247,6 +250,9 @@ class TrendsEvalArguments:
     data_dir: str = data_dir_option("zyphra_temporal/", aliases=["--data"])
     logs: list[str] = option(list(DEFAULT_LOGS), "Zyphra log ids to evaluate on")
     calibration_log: str = option("26", "log whose planted copy calibrates 'labelled'")
+    feedback: int = option(0, "pseudo-relevance feedback of the topic's query (retrieval.trends.analysis.topic_vector; "
+                           f"0: the query alone); the mixture and reference rows are also counted with {FEEDBACK} "
+                           "(or, given a feedback, with none) in the same run")
     calibration_positives: int = option(20, "labelled on-topic examples")
     calibration_negatives: int = option(200, "labelled off-topic examples")
     periods: list[str] = option(["month", "week", "session"], "periods to count by", choices=tuple(PERIOD_COLUMN))
@@ -286,11 +292,13 @@ def main(argv: Sequence[str] | None = None) -> dict:
                                           args.peak_rate)
     cal_table = build_table(cal_utts, encoder, args.cache_dir)
     labelled = calibrate_labelled(encoder, cal_table, cal_truth, args.calibration_positives,
-                                  args.calibration_negatives, rng)
-    # The reference null: each topic against the calibration log's own (unplanted) utterances.
+                                  args.calibration_negatives, rng, args.feedback)
+    # The reference null: each topic against the calibration log's own (unplanted) utterances, scored by the same
+    # procedure (with feedback, the query moved toward that log's own closest utterances).
     ref_table = build_table([u for u in cal_utts if not u.turn_id.startswith("planted:")], encoder, args.cache_dir)
-    reference = {topic: reference_threshold(topic_scores(ref_table, spec["query"]).to_numpy(), NULL_ALPHAS[0]).value
-                 for topic, spec in TOPICS.items()}
+    reference = {(topic, f): reference_threshold(topic_scores(ref_table, spec["query"], f).to_numpy(),
+                                                 NULL_ALPHAS[0]).value
+                 for topic, spec in TOPICS.items() for f in {args.feedback, 0, FEEDBACK}}
     relevance = fold_trend_relevance(args, encoder, folder, cal_table, cal_truth) if args.folds else None
     backend = None
     if args.llm_topics:
@@ -308,9 +316,14 @@ def main(argv: Sequence[str] | None = None) -> dict:
         for t_i, (topic, spec) in enumerate(TOPICS.items()):
             relevant = {i for i, t in truth.items() if t == topic}
             near = {i for i, t in truth.items() if t.startswith("near_miss:")}
-            scores = topic_scores(table, spec["query"])
-            weights, info = decisions_for_topic(scores, relevant, labelled[topic], reference[topic], args.floor_alpha,
-                                                args.seed)
+            scores = topic_scores(table, spec["query"], args.feedback)
+            weights, info = decisions_for_topic(scores, relevant, labelled[topic], reference[topic, args.feedback],
+                                                args.floor_alpha, args.seed)
+            other = FEEDBACK if not args.feedback else 0  # the same thresholds with (without) feedback, same run
+            moved = topic_scores(table, spec["query"], other)
+            cut = mixture_threshold(moved.to_numpy()).value
+            weights |= {f"mixture, feedback {other}": (moved >= cut).astype(float),
+                        f"reference, feedback {other}": (moved >= reference[topic, other]).astype(float)}
             if relevance is not None:
                 weights |= relevance_weights(relevance, log_id, table, spec["query"])
             logs[log_id]["topics"][topic].update(info, planted=len(relevant), decisions={
@@ -361,7 +374,7 @@ def _print_summary(summary: dict, logs: dict, llm_runs: list[dict]) -> None:
     for period, methods in summary.items():
         print(f"\nper {period}: mean over (log, topic) of count MAE, bias, Pearson, Spearman (n defined / n)")
         for method, m in methods.items():
-            print(f"  {method:18s} MAE {m['mae']:7.2f}  bias {m['bias']:+7.2f}  pearson {_fmt(m['pearson'])}  "
+            print(f"  {method:22s} MAE {m['mae']:7.2f}  bias {m['bias']:+7.2f}  pearson {_fmt(m['pearson'])}  "
                   f"spearman {_fmt(m['spearman'])}  ({m['n_correlation_defined']}/{m['n']})  within 15% "
                   f"{_fmt(m.get('within_15'))}  total error {_fmt(m.get('total_error'))}")
     dec: dict[str, list] = {}
@@ -373,7 +386,7 @@ def _print_summary(summary: dict, logs: dict, llm_runs: list[dict]) -> None:
     for name, ds in dec.items():
         mean = {k: np.mean([d[k] for d in ds]) for k in ("precision", "recall", "real_pass_rate")}
         total = {k: sum(d[k] for d in ds) for k in ("fp_near_miss", "fp_other", "fn")}
-        print(f"  {name:18s} precision {mean['precision']:.3f}  recall {mean['recall']:.3f}  "
+        print(f"  {name:22s} precision {mean['precision']:.3f}  recall {mean['recall']:.3f}  "
               f"FP near-miss {total['fp_near_miss']}  FP real text {total['fp_other']} "
               f"(pass rate {mean['real_pass_rate']:.3f})  FN {total['fn']}")
     inv = [s["truth_inversion_rate"] for log in logs.values() for s in log["topics"].values()

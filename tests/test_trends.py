@@ -136,6 +136,32 @@ def test_reference_threshold_is_the_reference_quantile(docs_file, tmp_path):
     assert result.threshold.method == "reference" and result.counts()["2023-03"] == 3.0
 
 
+def test_feedback_moves_the_topic_toward_its_closest_documents(docs_file, tmp_path):
+    from retrieval.trends.analysis import topic_scores, topic_vector
+
+    table = load_corpus(docs_file, BagOfWordsEncoder()).table
+    q = table.encode_query("electric cars")
+    assert np.array_equal(topic_vector(table, "electric cars", 0), q)
+    moved = topic_vector(table, "electric cars", 3)
+    assert moved.shape == q.shape and np.isclose(np.linalg.norm(moved), 1.0) and not np.allclose(moved, q)
+    docs = table.frame["text"].astype(str).tolist()
+    closest = sorted(range(len(docs)), key=lambda i: -float(BagOfWordsEncoder()._encode([docs[i]])[0] @ q[0]))[:3]
+    want = q[0] + BagOfWordsEncoder()._encode([docs[i] for i in closest]).mean(axis=0)
+    assert np.allclose(moved[0], want / np.linalg.norm(want), atol=1e-6)  # the query plus the mean of its best 3
+    plain, fed = topic_scores(table, "electric cars", 0), topic_scores(table, "electric cars", 3)
+    charging = table.frame.index[table.frame["text"] == "electric cars charging station"][0]
+    assert fed[charging] > plain[charging]  # words the topic's documents share ("electric", "cars", "my") count more
+    words = "apple river stone cloud paper garden window music winter coffee train bread candle forest ladder".split()
+    ref = write_docs(tmp_path / "ref.jsonl", [{"text": f"{a} and {b} at lunch", "timestamp": "2023-01-01"}
+                                              for a in words for b in words if a != b])  # 210 documents, none on topic
+    config = TrendConfig(period="month", threshold="reference", reference=str(ref), feedback=2)
+    result = analyse_trend(load_corpus(docs_file, BagOfWordsEncoder()), "electric cars", config)
+    reference = load_corpus(ref, BagOfWordsEncoder()).table  # the reference's null: the same procedure on its own
+    want = reference_threshold(topic_scores(reference, "electric cars", 2).to_numpy(), config.alpha).value
+    assert result.threshold.value == pytest.approx(want)
+    assert want > reference_threshold(topic_scores(reference, "electric cars", 0).to_numpy(), config.alpha).value
+
+
 def test_labelled_threshold_from_texts_and_corpus_ids(docs_file, tmp_path):
     labels = write_docs(tmp_path / "labels.jsonl", [
         {"id": "n4", "relevant": True}, {"id": "n2", "relevant": False}, {"id": 2, "relevant": False},
