@@ -45,6 +45,7 @@ from eval.relevance_folds import fold_relevance, model_for
 from eval.report import run_cli
 from eval.results import Headline, write_results
 from eval.trend_metrics import count_metrics, decision_metrics, summarise
+from eval.trend_report import print_summary
 from retrieval.atomic import save_with, write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import Utterance, load_log
@@ -340,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                                                  args.llm_per_stratum, args.seed))
         print(f"log {log_id}: {len(table)} utterances, {len(truth)} planted", flush=True)
     summary = summarise(rows)
-    _print_summary(summary, logs, llm_runs)
+    print_summary(summary, logs, llm_runs)
     result = {"config": vars(args), "encoder": encoder.identity, "labelled_thresholds": labelled,
               "relevance": relevance and {k: relevance[k] for k in ("rule", "cut", "calibration_mae")},
               "reference_thresholds": reference, "summary": summary,
@@ -364,44 +365,6 @@ def headline(summary: dict, n_logs: int) -> list[Headline]:
     return [Headline(f"Trends: 5 topics planted at known rates in {n_logs} Zyphra logs ({month['mixture']['n']} "
                      "log-topic pairs)", "count error per month, MAE (lower is better)", month["mixture"]["mae"],
                      base, "none published for this test", 1, 2)]
-
-
-def _fmt(x) -> str:
-    return "   -  " if x is None else f"{x:6.3f}"
-
-
-def _print_summary(summary: dict, logs: dict, llm_runs: list[dict]) -> None:
-    for period, methods in summary.items():
-        print(f"\nper {period}: mean over (log, topic) of count MAE, bias, Pearson, Spearman (n defined / n)")
-        for method, m in methods.items():
-            print(f"  {method:22s} MAE {m['mae']:7.2f}  bias {m['bias']:+7.2f}  pearson {_fmt(m['pearson'])}  "
-                  f"spearman {_fmt(m['spearman'])}  ({m['n_correlation_defined']}/{m['n']})  within 15% "
-                  f"{_fmt(m.get('within_15'))}  total error {_fmt(m.get('total_error'))}")
-    dec: dict[str, list] = {}
-    for log in logs.values():
-        for spec in log["topics"].values():
-            for name, d in spec["decisions"].items():
-                dec.setdefault(name, []).append(d)
-    print("\ndocument-level decisions, mean over (log, topic); false positives summed")
-    for name, ds in dec.items():
-        mean = {k: np.mean([d[k] for d in ds]) for k in ("precision", "recall", "real_pass_rate")}
-        total = {k: sum(d[k] for d in ds) for k in ("fp_near_miss", "fp_other", "fn")}
-        print(f"  {name:22s} precision {mean['precision']:.3f}  recall {mean['recall']:.3f}  "
-              f"FP near-miss {total['fp_near_miss']}  FP real text {total['fp_other']} "
-              f"(pass rate {mean['real_pass_rate']:.3f})  FN {total['fn']}")
-    inv = [s["truth_inversion_rate"] for log in logs.values() for s in log["topics"].values()
-           if s["truth_inversion_rate"] is not None]
-    if inv:
-        print(f"\ntrue relevance vs score among candidates: inversion rate mean {np.mean(inv):.3f}, max {max(inv):.3f}"
-              " (0 = monotone, as the binary search assumes)")
-    for run in llm_runs:
-        print(f"\nLLM confirmation, {run['topic']}: {run['stratified']['calls']} stratified calls "
-              f"({run['stratified_s']} s), judge accuracy {_fmt(run['judge_accuracy'])} on {run['judged']} judged, "
-              f"LLM inversion rate {_fmt(run['stratified']['inversion_rate'])}; binary search {run['binary_count']} "
-              f"relevant in {run['binary_calls']} calls vs {run['true_relevant']} true")
-        for period, methods in run["counts"].items():
-            for method, m in methods.items():
-                print(f"  per {period:7s} {method:15s} MAE {m['mae']:6.2f}  pearson {_fmt(m['pearson'])}")
 
 
 def cli() -> int:

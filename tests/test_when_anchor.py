@@ -27,9 +27,11 @@ def frame() -> pd.DataFrame:
 
 
 def test_anchor_phrases_are_a_days_noun_with_what_happened_on_it():
-    assert anchor_phrase(CHAT[2][1]) == ("the day he goes to rehab", "he goes to rehab")
-    assert anchor_phrase(CHAT[3][1]) == ("my last day", "my last day")
-    assert anchor_phrase("the morning of the race i was sick") == ("the morning of the race", "the race")
+    assert anchor_phrase(CHAT[2][1]) == ("the day he goes to rehab", "he goes to rehab", 0)
+    assert anchor_phrase(CHAT[3][1]) == ("my last day", "my last day", 0)
+    assert anchor_phrase("the morning of the race i was sick") == ("the morning of the race", "the race", 0)
+    assert anchor_phrase("she flies home the day after the recital") == ("the day after the recital", "the recital", 1)
+    assert anchor_phrase("the night before the race i slept badly")[1:] == ("the race", -1)
     assert anchor_phrase("the night we got back from lisbon, we ordered pizza")[1] == "we got back from lisbon"
     assert anchor_phrase("it's on his birthday")[1] == "his birthday"
     for said in ("we met the day before", "the other day i saw him", "the next morning we left", "the day was long",
@@ -64,6 +66,20 @@ def test_a_row_without_a_time_takes_the_day_of_the_event_it_names():
                                  question="when did priya fly in?")
     evidence, _ = ask({"when he goes to rehab?": [4]}, f)
     assert anchored_answer(rehab, evidence, NOW, "support", f).answer == "21 March 2025"
+
+
+def test_the_day_after_an_event_is_the_day_after_its_day():
+    f = utterance_frame([Utterance(0, 1, "Nadia", datetime(2025, 2, 27, 21, tzinfo=AEDT),
+                                   "the recital is saturday the 29th of march, 2pm"),
+                         Utterance(1, 2, "Nadia", datetime(2025, 2, 27, 21, 5, tzinfo=AEDT),
+                                   "then she flies home the day after the recital")])
+    home = answer_from_evidence("when", f.loc[[1]].assign(**{PROBABILITY: [0.7]}), NOW, "support", f,
+                                question="when did she fly home?")
+    assert home.answer == "27 February 2025"  # the day it was said: the row states no time of its own
+    evidence, asked = ask({"when the recital?": [0]}, f)
+    a = anchored_answer(home, evidence, NOW, "support", f)
+    assert asked == ["when the recital?"] and a.answer == "30 March 2025" and a.granularity == "day"
+    assert a.derivation[-1] == "the day after it: 30 March 2025"
 
 
 def test_a_row_that_states_its_time_or_an_anchor_nobody_dates_keeps_the_answer():

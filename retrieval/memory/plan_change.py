@@ -5,7 +5,8 @@ names); on 27 March "mom's surgery got pushed to april 1st" moves it. Asked "whe
 the 1st of April, not the 26th of March. A row **says a plan moved** when one of its time phrases comes right after
 a verb of moving a date and its "to" ("moved to Friday the 21st", "pushed back to April 1st", "they moved us to
 Sunday the 30th", "postponed until the 5th", "rescheduled for Monday") or right before "instead of" / "rather than"
-("the keys are ready this Friday instead of the 15th"): that phrase is the new time (:func:`moved_time`).
+("the keys are ready this Friday instead of the 15th") or after "now it's" once a verb of moving was said ("city
+bumped the inspection. now it's Monday the 17th"): that phrase is the new time (:func:`moved_time`).
 
 Such a row moves **this** plan, not another, when it is said after the plan and no later than now, and either the
 sentence that moves it shares with the question at least one content word and as many as the plan's row does
@@ -45,8 +46,13 @@ _INSTEAD_WORDS = r"instead\s+of|rather\s+than"
 # back to", "moved us to", "changed the date to", "postponed until"), and the phrase's own "the"
 _MOVED_TO = re.compile(rf"\b(?:{_MOVING})\b(?:\s+[a-z']+){{0,3}}?\s+(?:to|until|till|for)\s+(?:the\s+)?$")
 _INSTEAD = re.compile(rf"^\s*,?\s*(?:{_INSTEAD_WORDS})\b")
+# the new time said as what the plan is now, after a verb of moving ("city bumped the inspection. now it's monday the
+# 17th", "they moved it, it's now friday")
+_NOW_IS = re.compile(r"\b(?:now\s+(?:it'?s|it\s+is|its|is|it\s+will\s+be)|(?:it'?s|it\s+is|its)\s+now)\s+(?:on\s+)?"
+                     r"(?:the\s+)?$")
 # rows worth reading with the grammar: a cheap filter over the whole memory's text
 _CUE = re.compile(rf"\b(?:{_MOVING}|{_INSTEAD_WORDS})\b", re.IGNORECASE)
+_MOVING_WORD = re.compile(rf"\b(?:{_MOVING})\b")
 # a question that asks for the plan itself, not for what became of it
 ASKS_PLAN = re.compile(r"\b(?:originally|initially|at\s+first|first\s+(?:planned|scheduled|set)|supposed\s+to|"
                        r"meant\s+to)\b", re.IGNORECASE)
@@ -68,7 +74,8 @@ def moved_time(text: str, said: datetime) -> tuple[EventTime, str, list[EventTim
     timed = [(m, t) for m, t in mentions if isinstance(t, EventTime)]
     for n, (m, t) in enumerate(timed):
         before = norm[max(0, m.span[0] - 80):m.span[0]] + (_PREPOSITION.match(m.text) or [""])[0]
-        if _MOVED_TO.search(before) or _INSTEAD.match(norm[m.span[1]:]):
+        moved_first = _MOVED_TO.search(before) or (_NOW_IS.search(before) and _MOVING_WORD.search(norm[:m.span[0]]))
+        if moved_first or _INSTEAD.match(norm[m.span[1]:]):
             sentence = sentence_at(norm, m.span[0])
             ahead = [x for _, x in mention_events(text, said, lean="future")[1] if isinstance(x, EventTime)]
             new = ahead[n] if len(ahead) == len(timed) else t  # a move names a day to come

@@ -9,6 +9,8 @@ someone's own (:func:`anchor_phrase`):
 
 - a unit of the day (day, night, morning, afternoon, evening, weekend) with a clause ("the day he goes to rehab",
   "the night we got back", "the morning that i left") or an "of" phrase ("the morning of the race");
+- a unit of the day after or before an event ("the day after the recital", "the night before the race"): the day
+  next to that event's;
 - a possessive with a modifier and a unit, or a day-naming noun ("my last day", "her first night", "our wedding
   day", "his birthday", "their anniversary").
 
@@ -25,11 +27,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pandas as pd
 
-from retrieval.memory.when_answer import WhenAnswer, answer_from_evidence
+from retrieval.memory.event_time import EventTime
+from retrieval.memory.when_answer import WhenAnswer, answer_from_evidence, render
 
 DATED = ("when", "month", "year")  # the questions a day answers (not a length)
 _UNIT = r"(?:day|night|morning|afternoon|evening|weekend)"
@@ -43,6 +46,9 @@ _WITH_CLAUSE = re.compile(rf"\bthe\s+{_UNIT}\s+(?:(?:that|when)\s+)?(?P<event>{_
 _PRONOUN = r"(?:i|he|she|we|they|you|it)\b"
 _WITH_OF = re.compile(rf"\bthe\s+{_UNIT}\s+of\s+(?P<event>(?:the|my|his|her|our|their|your)\s+[a-z']+"
                       rf"(?:\s+(?!{_PRONOUN})[a-z']+)?)\b", re.IGNORECASE)  # a noun phrase of one or two words
+# a day next to an event: "the day after the recital", "the night before the race" (a day's offset from it)
+_AROUND = re.compile(rf"\bthe\s+{_UNIT}\s+(?P<side>after|before)\s+(?P<event>(?:the|my|his|her|our|their|your)\s+"
+                     rf"[a-z']+(?:\s+(?!{_PRONOUN})[a-z']+)?)\b", re.IGNORECASE)
 # a possessive day: "my last day", "our wedding day" (a modifier before the unit), or a noun that names a day
 _OWN_DAY = re.compile(rf"\b(?P<event>{_POSSESSIVE}\s+(?:(?:[a-z]+\s+){{1,2}}{_UNIT}|birthday|anniversary))\b",
                       re.IGNORECASE)
@@ -50,14 +56,16 @@ _FIRST_PERSON = {"my": "{speaker}'s", "our": "{speaker}'s", "i": "{speaker}", "w
 _NOT_MODIFIERS = re.compile(r"^(?:my|his|her|our|their|your)\s+(?:whole|entire|own|working|the)\s", re.IGNORECASE)
 
 
-def anchor_phrase(text: str) -> tuple[str, str] | None:
-    """(the phrase, the event it names) of the first anchor in ``text`` (see the module), or None."""
-    found = [m for rx in (_WITH_CLAUSE, _WITH_OF, _OWN_DAY) for m in rx.finditer(text)
+def anchor_phrase(text: str) -> tuple[str, str, int] | None:
+    """(the phrase, the event it names, the days from the event to the day it names) of the first anchor in
+    ``text`` (see the module), or None."""
+    found = [m for rx in (_AROUND, _WITH_CLAUSE, _WITH_OF, _OWN_DAY) for m in rx.finditer(text)
              if not _NOT_MODIFIERS.match(m.group("event"))]
     if not found:
         return None
     m = min(found, key=lambda m: m.start())
-    return m.group(0).strip(), m.group("event").strip()
+    side = m.groupdict().get("side")
+    return m.group(0).strip(), m.group("event").strip(), {"after": 1, "before": -1}.get((side or "").lower(), 0)
 
 
 def anchor_question(event: str, speaker: str) -> str:
@@ -77,7 +85,7 @@ def anchored_answer(answer: WhenAnswer, evidence_fn: Callable[[str], pd.DataFram
     found = anchor_phrase(str(row["text"]))
     if found is None:
         return answer
-    phrase, event = found
+    phrase, event, shift = found
     asked = anchor_question(event, str(row["speaker"]))
     rows = evidence_fn(asked)
     rows = rows.drop(index=[answer.row], errors="ignore")
@@ -90,4 +98,10 @@ def anchored_answer(answer: WhenAnswer, evidence_fn: Callable[[str], pd.DataFram
         answer.probability * dated.probability)  # both rows must be evidence
     how = [f"row {answer.row} ({row['speaker']}, said {row['timestamp'].isoformat()}) states no time but names the "
            f"day by another event: {phrase!r}; asked {asked!r}: {dated.answer}"] + dated.derivation
-    return replace(dated, evidence=answer.evidence, derivation=how, probability=probability, rival=None)
+    out = replace(dated, evidence=answer.evidence, derivation=how, probability=probability, rival=None)
+    if shift and dated.start is not None and dated.end is not None:  # the day after (before) that event's day
+        start = dated.start + timedelta(days=shift)
+        out.start, out.end, out.granularity = start, start + timedelta(days=1), "day"
+        out.answer = render(EventTime(out.start, out.end, "day", phrase, "anchored"), start)
+        how.append(f"{'the day after' if shift > 0 else 'the day before'} it: {out.answer}")
+    return out

@@ -102,7 +102,7 @@ class Placer(DerivedPlacing, RangePlacing):
             raise Unplaceable("none after the reference")
         if period in ("week", "month", "year") and self.conventions.unleaned == "nearest" and not isinstance(
                 series, NthWithin):
-            return self._nearest(series, anchor)
+            return self._nearest(series, anchor, skip_today=period == "month" and series.grain == "day")
         if period == "day" and cal.rank(series.grain) < cal.rank("day") and self.conventions.unleaned == "nearest":
             return self._nearest_part(series, anchor)
         if period:
@@ -120,13 +120,17 @@ class Placer(DerivedPlacing, RangePlacing):
         self.note("lean", "next", "no tense to lean on: the next one")
         return s
 
-    def _nearest(self, series: Series, anchor: datetime) -> Span:
+    def _nearest(self, series: Series, anchor: datetime, skip_today: bool = False) -> Span:
         """The span holding ``anchor``'s day, else the nearer of the latest before it and the first after it (the
-        later one on a tie)."""
+        later one on a tie). ``skip_today``: a day of the month named on that very day ("the 27th" said on the 27th)
+        is not that day, which people call "today", but the nearer of last month's and next month's."""
         day = cal.floor(anchor, "day")
         after = first(series.forward(day))
         if after is not None and after[0] <= day:
-            return after
+            if not skip_today:
+                return after
+            self.note("today", "not today", "a day of the month named on that very day: last or next month's")
+            after = first(s for s in series.forward(day + timedelta(days=1)) if s[0] > day)
         before = first(s for s in series.backward(day) if s[1] <= day)
         return self._nearer(before, after, None if before is None else day - before[0],
                             None if after is None else after[0] - day)

@@ -49,8 +49,10 @@ TO_OBJECT = re.compile(r"\b(?:response|according|due|thanks|next|close|similar|r
                        r"talk(?:s|ed|ing)?|spoke|speak(?:s|ing)?|said|say(?:s|ing)?|listen(?:s|ed|ing)?|repl(?:y|ied)|"
                        r"respond(?:s|ed|ing)?|wr(?:ite|ote)|sen[dt]|gave|give|show(?:s|ed)?|explain(?:s|ed)?|"
                        r"introduc(?:e|ed|ing)|belong(?:s|ed)?|happen(?:s|ed)?)\s+$")
+# the present that states a plan: "be" and "have", and the verbs of a timetable ("she lands on the 25th", "the
+# plumber comes on the 14th", "we fly out saturday")
 PRESENT = re.compile(r"\b(?:is|are|am|'s|'re|'m|have|has|starts?|begins?|leaves?|arrives?|opens?|closes?|ends?|"
-                     r"meets?|flies|fly)\b(?:\s+\w+ing)?")
+                     r"meets?|flies|fly|lands?|departs?|returns?|comes?|gets\s+in|finish(?:es)?)\b(?:\s+\w+ing)?")
 IRREGULAR_PAST = frozenset("""said told went came saw took got made gave found thought left met began ran wrote bought
 brought sold fell felt kept lost paid sent spent won knew grew threw drew flew drove rode spoke broke chose froze stole
 woke wore tore swore heard held stood understood built lent meant sat shut led fled slept swept wept crept dealt taught
