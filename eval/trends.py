@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print_summary(summary, logs, llm_runs)
     result = {"config": vars(args), "encoder": encoder.identity, "labelled_thresholds": labelled,
               "relevance": relevance and {k: relevance[k] for k in ("rule", "cut", "calibration_mae")},
-              "reference_thresholds": reference, "summary": summary,
+              "reference_thresholds": {topic: reference[topic, args.feedback] for topic in TOPICS}, "summary": summary,
               "logs": logs, "llm": llm_runs, "rows": rows}
     if args.output:
         write_json(args.output, result, indent=2, default=str)

@@ -176,3 +176,10 @@ def test_a_how_long_question_reads_the_row_that_states_a_length():
 ])
 def test_how_long_from_a_start_or_a_stretch(text, answer):
     assert answer_from_evidence("how_long", frame_of((text, SAID)), NOW).answer == answer
+
+
+def test_a_time_still_to_come_when_it_was_said_gives_no_length():
+    plan = answer_from_evidence("how_long", frame_of(("hockey final is off tomorrow, the zamboni died", SAID)), NOW)
+    assert plan.answer is None and plan.duration is None  # not "-1 days": a plan is no length up to when it was said
+    assert plan.derivation[-1].startswith("the evidence names a time after it was said")
+    assert question_kind("how long was it from the demo to the counters going in") == "between"

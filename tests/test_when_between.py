@@ -21,6 +21,8 @@ NOW = datetime(2023, 10, 1, tzinfo=timezone.utc)
     ("How long did Bob work at the bank before he quit?", ("Bob work at the bank", "he quit")),
     ("How long after the move did she start painting?", ("the move", "she start painting")),
     ("How long has Bob been painting?", None),
+    ("how long was it from the start of demo to the counters going in", ("the start of demo", "the counters going in")),
+    ("How many days from the offer until her first day?", ("the offer", "her first day")),
 ])
 def test_between_parts(question, parts):
     assert between_parts(question) == parts

@@ -40,7 +40,8 @@ from retrieval.timex.placed import OPEN_START
 
 _HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
 # "between" first: a length between two events (retrieval.memory.when_between), then one event's
-KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|till)\b)", "ago": rf"{_HOW}\s+ago",
+KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|till)\b|.*\bfrom\b.+\bto\b)",
+         "ago": rf"{_HOW}\s+ago",
          "how_long": rf"{_HOW}\s+(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed)",
          "month": r"(?:in\s+)?(?:which|what)\s+month", "year": r"(?:in\s+)?(?:which|what)\s+year",
          "when": r"when|(?:on\s+|in\s+)?(?:what|which)\s+(?:date|day|week|weekend|night|evening|morning|afternoon)"
@@ -355,6 +356,11 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         if t.duration:
             out.duration = t.duration
             out.derivation.append(f"the evidence states the length itself, as of {said.date()}")
+        elif t.start >= said:  # a time still to come when it was said: a plan, not how long something had lasted
+            out.answer = None
+            out.derivation.append(f"the evidence names a time after it was said ({said.date()}): a plan, so no length "
+                                  "from it to then")
+            return out
         else:
             n = round(length_between(t.start, said, unit))
             out.duration = (n, n, unit)

@@ -1,5 +1,6 @@
 """A length between two events ("How many weeks passed between Maria adopting Coco and Shadow?", "How long did
-John work there before he quit?"): each event's time from its own evidence, and the length between them.
+John work there before he quit?", "how long was it from the demo to the counters going in?"): each event's time from
+its own evidence, and the length between them.
 
     parts = between_parts("How many weeks passed between Maria adopting Coco and Shadow?")
     # ("maria adopting coco", "maria adopting shadow"): a short second part borrows the first one's words
@@ -41,14 +42,17 @@ _BEFORE = re.compile(rf"^\W*{HOW}\s+(?:\w+\s+){{0,2}}?(?P<a>.+?)\s+(?:before|aft
                      re.I)
 _AFTER = re.compile(rf"^\W*{HOW}\s+(?:before|after)\s+(?P<a>.+?)\s+(?:did|does|do|was|were|had|has|have|is|will)\s+"
                     r"(?P<b>.+?)\W*$", re.I)
+# "how long was it from X to Y", "how many days from X until Y"
+_FROM = re.compile(rf"^\W*{HOW}\b.*?\bfrom\s+(?P<a>.+?)\s+(?:to|until|till)\s+(?P<b>.+?)\W*$", re.I)
 _ORDINAL = r"(?:first|second|third|fourth|fifth|last|\d+(?:st|nd|rd|th))"
 _HOW_PREFIX = re.compile(rf"^\W*{HOW}\s+(?:(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed|went\s+by|"
                          r"it|between)\s+)*", re.I)
 
 
 def _two_events(question: str) -> re.Match | None:
-    """The pattern a question names two events by: "between X and Y", "how long after X did Y", "X before Y"."""
-    return _BETWEEN.match(question) or _AFTER.match(question) or _BEFORE.match(question)
+    """The pattern a question names two events by: "between X and Y", "from X to Y", "how long after X did Y", "X
+    before Y"."""
+    return _BETWEEN.match(question) or _FROM.match(question) or _AFTER.match(question) or _BEFORE.match(question)
 
 
 def between_parts(question: str) -> tuple[str, str] | None:
