@@ -160,6 +160,8 @@ def test_feedback_moves_the_topic_toward_its_closest_documents(docs_file, tmp_pa
     want = reference_threshold(topic_scores(reference, "electric cars", 2).to_numpy(), config.alpha).value
     assert result.threshold.value == pytest.approx(want)
     assert want > reference_threshold(topic_scores(reference, "electric cars", 0).to_numpy(), config.alpha).value
+    with pytest.raises(ValueError, match="feedback -1"):
+        TrendConfig(feedback=-1)
 
 
 def test_labelled_threshold_from_texts_and_corpus_ids(docs_file, tmp_path):

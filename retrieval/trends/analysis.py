@@ -100,6 +100,8 @@ class TrendConfig:
     seed: int = option(0, "seed of the confirmation samples")
 
     def __post_init__(self) -> None:
+        if self.feedback < 0:
+            raise ValueError(f"feedback {self.feedback}: the number of documents to move the query toward (0: none)")
         if self.threshold not in THRESHOLD_METHODS:
             raise ValueError(f"threshold must be one of {THRESHOLD_METHODS}")
         if self.confirm not in CONFIRM_METHODS:
