@@ -163,7 +163,7 @@ def evaluate_counts(table: ConversationTable, weights: dict[str, pd.Series], sco
 
 
 def calibrate_labelled(encoder, cal_table: ConversationTable, cal_truth: dict[int, str], n_pos: int, n_neg: int,
-                       rng: random.Random, feedback: int = FEEDBACK) -> dict[str, float]:
+                       rng: random.Random, feedback: int = 0) -> dict[str, float]:
     """Per topic: the F1-best threshold on ``n_pos`` relevant and ``n_neg`` other utterances of the calibration log."""
     out = {}
     for topic, spec in TOPICS.items():
@@ -279,6 +279,8 @@ class TrendsEvalArguments:
     def __post_init__(self) -> None:
         if self.calibration_log in self.logs:
             raise ValueError("the calibration log must not be an evaluation log")
+        if self.feedback < 0:
+            raise ValueError(f"--feedback {self.feedback}: the number of documents to move the query toward (0: none)")
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
