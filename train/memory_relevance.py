@@ -8,7 +8,8 @@ The examples (:mod:`retrieval.memory.relevance_examples`: LoCoMo categories 1-4 
 Zyphra's time+content questions with their rows) are extracted per conversation into ``OUTPUT_DIR/examples/`` as
 they are done, each file keyed by what it depends on (the features, the encoder, the data, the code), so a run
 stopped half-way resumes from the conversations it has and never reuses another version's; the fit takes seconds. The
-model's cut (a probability) is chosen by inner leave-conversations-out folds over the training conversations.
+model's form (degree and L2 strength) and its cut (a probability) are chosen by inner leave-conversations-out folds
+over the training conversations.
 The folder written (``relevance.json`` and a model card) is what ``--relevance`` of the memory's commands loads.
 Figures for conversations the model never saw come from ``--folds K`` of the evaluations (eval.relevance_folds).
 """
@@ -32,7 +33,7 @@ from retrieval.data.jsonio import DataError, read_json, run_cli
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.relevance.example import Example
 from retrieval.memory.relevance.features import FEATURES
-from retrieval.memory.relevance.folds import INNER_FOLDS, C, fit_with_cut
+from retrieval.memory.relevance.folds import CS, DEGREES, INNER_FOLDS, fit_with_cut
 from retrieval.memory.relevance_examples import available_conversations, conversation_key, examples
 from train.relevance_card import model_card
 
@@ -51,8 +52,10 @@ class MemoryRelevanceArguments:
     encoder: str | None = option(None, "the memory's dual encoder (default: packaged MiniLM); a model is for the "
         "encoder it was trained with")
     cache_dir: str = option(help="embedding cache ('' for none)", default_factory=lambda: default_cache_dir("temporal"))
-    inner_folds: int = option(INNER_FOLDS, "leave-conversations-out folds that choose the cut")
-    c: float = option(C, "the logistic regression's inverse L2 strength")
+    inner_folds: int = option(INNER_FOLDS, "leave-conversations-out folds that choose the model's form and its cut")
+    cs: list[float] = option(list(CS), "the logistic regression's inverse L2 strengths the inner folds choose from")
+    degrees: list[int] = option(list(DEGREES), "the inputs' degrees they choose from (1: the features; 2: also "
+        "every product of two)")
     package_dir: str | None = option(None, "also write the model and its card (no examples) here: "
         "retrieval/memory/relevance/packaged is the model the memory's commands use by default (--relevance auto)")
 
@@ -115,14 +118,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = [conversation_key(k) for k in args.conversations.split(",") if k.strip()] if args.conversations else None
     encoder = load_encoder(args.encoder)
     train = cached_examples(args, keys, encoder)
-    model = fit_with_cut(train, args.inner_folds, args.c)
+    model = fit_with_cut(train, args.inner_folds, args.cs, args.degrees)
     model = replace(model, training={**model.training, "encoder": encoder.identity})
     folder = model.save(args.output_dir, model_card(model, args.output_dir))
     if args.package_dir:
         model.save(args.package_dir, model_card(model, args.package_dir))
     write_config(args)
     print(f"relevance model: {model.training['questions']} questions of conversations "
-          f"{', '.join(model.training['conversations'])}; cut: {model.cut}"
+          f"{', '.join(model.training['conversations'])}; degree {model.degree}, C {model.training['c']} (inner-fold "
+          f"log loss by form {model.training['inner_log_loss_by_form']}); cut: {model.cut}"
           f"{f' at P >= {model.threshold}' if model.cut == 'threshold' else ''} (inner-fold mean F2 by cut "
           f"{model.training['inner_f2_by_cut']}); wrote {folder}"
           f"{f' and {args.package_dir}' if args.package_dir else ''}")

@@ -8,7 +8,9 @@ from pathlib import Path
 import yaml
 
 from retrieval.memory.relevance.choices import PACKAGED, PACKAGED_MODEL
-from retrieval.memory.relevance.model import RelevanceModel
+from retrieval.memory.relevance.model import RelevanceModel, input_names
+
+SHOWN_PRODUCTS = 20  # a degree-2 card lists the products of largest weight, not all of them
 
 
 def model_card(model: RelevanceModel, folder: str) -> str:
@@ -21,8 +23,12 @@ def model_card(model: RelevanceModel, folder: str) -> str:
              "tags": ["reranker", "conversational-memory", "logistic-regression"],
              "datasets": ["LoCoMo", "Zyphra/TemporalMemoryDataset"], "license": "cc-by-nc-4.0",
              "pipeline_tag": "text-ranking"}
-    weights = "\n".join(f"| `{f}` | {m:.4g} | {s:.4g} | {w:+.3f} |"
-                        for f, m, s, w in zip(model.features, model.mean, model.scale, model.coef))
+    rows = list(zip(input_names(tuple(model.features), model.degree), model.mean, model.scale, model.coef))
+    n = len(model.features)
+    shown = rows[:n] + sorted(rows[n:], key=lambda r: -abs(r[3]))[:SHOWN_PRODUCTS]
+    weights = "\n".join(f"| `{f}` | {m:.4g} | {s:.4g} | {w:+.3f} |" for f, m, s, w in shown)
+    products = (f", then the {min(SHOWN_PRODUCTS, len(rows) - n)} products (of {len(rows) - n}) of largest weight; "
+                "`relevance.json` holds them all" if model.degree == 2 else "")
     cut_text = ("the rows at or above **P = " + str(model.threshold) + "**" if model.cut == "threshold" else
                 "the number of best rows that maximises the **expected F2** under its probabilities (Nan Ye et al., "
                 "ICML 2012)")
@@ -33,7 +39,8 @@ def model_card(model: RelevanceModel, folder: str) -> str:
 
 # The memory's relevance model
 
-A logistic regression that gives each candidate row of the temporal memory's first stage (dense and BM25 over the
+A logistic regression (over its features{" and every product of two of them" if model.degree == 2 else ""}) that
+gives each candidate row of the temporal memory's first stage (dense and BM25 over the
 utterance and the turn it follows, fused, with the speaker prior) the probability that it is evidence for the
 question, re-ranks the candidates by it, and, when the plan asks for a cut, returns {cut_text} (at least the best
 one).
@@ -54,18 +61,21 @@ features' means and scales, the weights, the intercept and the cut; nothing is u
 - Encoder of the first stage: `{t.get("encoder")}` (the features are its scores: use the model with the same one).
 - Conversations: {", ".join(t.get("conversations", []))} ({t.get("questions")} questions, {t.get("candidate_rows")}
   candidate rows). LoCoMo's category 5 is left out: its questions name the other speaker on purpose.
-- Inverse L2 strength C = {t.get("c")} (the default, not tuned). The cut was chosen on out-of-fold probabilities of
-  {t.get("inner_folds")} leave-conversations-out folds over the training conversations, by the mean F2 of the
-  {t.get("cut_questions")} questions whose plan cuts: {t.get("inner_f2_by_cut")} (the expected-F2 decision, and the
-  best probability threshold, {model.threshold}).
+- Form: degree {model.degree}, inverse L2 strength C = {t.get("c")}, the lowest log loss of the candidate rows
+  on out-of-fold probabilities of {t.get("inner_folds")} leave-conversations-out folds over the training
+  conversations: {t.get("inner_log_loss_by_form")}. The cut was chosen on the same out-of-fold probabilities (of that
+  form), by the mean F2 of the {t.get("cut_questions")} questions whose plan cuts: {t.get("inner_f2_by_cut")} (the
+  expected-F2 decision, and the best probability threshold, {model.threshold}).
 
 | source | questions |
 |---|---|
 {sources}
 
-## Features and weights (standardised)
+## Inputs and weights (standardised)
 
-| feature | mean | scale | weight |
+The {n} features{products}.
+
+| input | mean | scale | weight |
 |---|---|---|---|
 {weights}
 

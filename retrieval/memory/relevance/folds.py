@@ -3,11 +3,13 @@ conversations other than the one it is scored on.
 
     folds = assign_folds(by_conversation, 5)                   # conversation key -> fold
     models = fold_models(by_conversation, folds)              # conversation key -> a model that never saw it
-    model = fit_with_cut(all_examples)                  # the shipped model: inner folds choose its cut
+    model = fit_with_cut(all_examples)                  # the shipped model: inner folds choose its form and cut
 
-The cut (how many rows a question that asks for one gets back) is chosen on out-of-fold probabilities of the
-training conversations (inner folds), never on the conversation scored: the expected-F2 decision, or the probability
-threshold with the best mean F2 of the questions whose plan cuts, whichever has the better mean F2 there.
+The model's form (its inputs' degree, :func:`~retrieval.memory.relevance.model.expanded`, and its L2 strength)
+and its cut (how many rows a question that asks for one gets back) are chosen on out-of-fold probabilities of the
+training conversations (inner folds), never on the conversation scored: the form with the lowest log loss of the
+candidate rows there, then, on that form's probabilities, the expected-F2 decision or the probability threshold with
+the best mean F2 of the questions whose plan cuts, whichever has the better mean F2.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from retrieval.memory.relevance.model import RelevanceModel, kept_positions
 
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.02, 0.91, 0.02))  # the grid the cut is chosen on
 INNER_FOLDS = 4
-C = 1.0  # the logistic regression's inverse L2 strength (not tuned: the default)
+DEGREES = (1, 2)  # the inputs' degrees the inner folds choose from (model.expanded)
+CS = (0.01, 0.1, 1.0)  # the inverse L2 strengths they choose from (the default, and ten and a hundred times stronger)
 
 
 def assign_folds(conversations: Sequence[str], k: int) -> dict[str, int]:
@@ -67,38 +70,56 @@ def choose_cut(examples: Sequence[Example], probabilities: Sequence[np.ndarray])
     return rule, THRESHOLDS[best], {r: round(100 * v, 2) for r, v in scores.items()}
 
 
-def out_of_fold(examples: Sequence[Example], folds: Mapping[str, int], c: float = C) -> list[np.ndarray]:
-    """Each example's candidate probabilities from a model fitted without its fold."""
+def out_of_fold(examples: Sequence[Example], folds: Mapping[str, int], c: float = 1.0, degree: int = 1
+                ) -> list[np.ndarray]:
+    """Each example's candidate probabilities from a model (of inverse L2 strength ``c`` over inputs of ``degree``)
+    fitted without its fold."""
     out: list[np.ndarray] = [np.zeros(0)] * len(examples)
     for fold in sorted(set(folds.values())):
         train = [e for e in examples if folds[e.conversation] != fold]
-        model = RelevanceModel.fit(*stacked(train), c=c)
+        model = RelevanceModel.fit(*stacked(train), c=c, degree=degree)
         for n, e in enumerate(examples):
             if folds[e.conversation] == fold and len(e.ids):
                 out[n] = model.probabilities(e.x)
     return out
 
 
-def fit_with_cut(examples: Sequence[Example], inner_folds: int = INNER_FOLDS, c: float = C) -> RelevanceModel:
-    """A model fitted on every example, its threshold chosen on the out-of-fold probabilities of ``inner_folds``
-    leave-conversations-out folds over the same examples."""
+def log_loss(examples: Sequence[Example], probabilities: Sequence[np.ndarray]) -> float:
+    """The mean negative log likelihood of every candidate row's label under ``probabilities``."""
+    y = np.concatenate([e.y for e in examples if len(e.ids)])
+    p = np.clip(np.concatenate([p for e, p in zip(examples, probabilities) if len(e.ids)]), 1e-12, 1 - 1e-12)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def fit_with_cut(examples: Sequence[Example], inner_folds: int = INNER_FOLDS, cs: Sequence[float] = CS,
+                 degrees: Sequence[int] = DEGREES) -> RelevanceModel:
+    """A model fitted on every example, its form (a degree of ``degrees``, a strength of ``cs``: the lowest log loss)
+    and its cut chosen on the out-of-fold probabilities of ``inner_folds`` leave-conversations-out folds over the same
+    examples."""
+    if not cs or not degrees:
+        raise DataError("the relevance model needs at least one L2 strength (c) and one degree to choose from")
     conversations = sorted({e.conversation for e in examples})
     inner = assign_folds(conversations, min(inner_folds, len(conversations)))
-    rule, threshold, inner_f2 = choose_cut(examples, out_of_fold(examples, inner, c))
+    tried = {(d, c): out_of_fold(examples, inner, c, d) for d in degrees for c in cs}
+    losses = {f"degree {d}, C {c}": round(log_loss(examples, p), 5) for (d, c), p in tried.items()}
+    degree, c = min(tried, key=lambda form: losses[f"degree {form[0]}, C {form[1]}"])
+    rule, threshold, inner_f2 = choose_cut(examples, tried[degree, c])
     sources = sorted({e.source for e in examples})
     training = {"conversations": conversations, "questions": len(examples),
                 "questions_by_source": {s: sum(e.source == s for e in examples) for s in sources},
-                "candidate_rows": int(sum(len(e.ids) for e in examples)), "c": c,
-                "inner_folds": len(set(inner.values())),
+                "candidate_rows": int(sum(len(e.ids) for e in examples)), "c": c, "degree": degree,
+                "inner_folds": len(set(inner.values())), "inner_log_loss_by_form": losses,
                 "inner_f2_by_cut": inner_f2, "cut_questions": sum(e.cut for e in examples)}
-    return RelevanceModel.fit(*stacked(examples), c=c, threshold=threshold, cut=rule, training=training)
+    return RelevanceModel.fit(*stacked(examples), c=c, threshold=threshold, cut=rule, training=training,
+                              degree=degree)
 
 
 def fold_models(by_conversation: Mapping[str, Sequence[Example]], folds: Mapping[str, int],
-                inner_folds: int = INNER_FOLDS, c: float = C) -> dict[str, RelevanceModel]:
-    """Conversation key -> the model fitted (with its threshold) on the other folds' conversations only."""
+                inner_folds: int = INNER_FOLDS, cs: Sequence[float] = CS, degrees: Sequence[int] = DEGREES
+                ) -> dict[str, RelevanceModel]:
+    """Conversation key -> the model fitted (its form and threshold chosen) on the other folds' conversations only."""
     models: dict[int, RelevanceModel] = {}
     for fold in sorted(set(folds.values())):
         train = [e for key, got in by_conversation.items() if folds[key] != fold for e in got]
-        models[fold] = fit_with_cut(train, inner_folds, c)
+        models[fold] = fit_with_cut(train, inner_folds, cs, degrees)
     return {key: models[folds[key]] for key in folds}

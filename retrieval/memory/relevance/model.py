@@ -1,5 +1,6 @@
-"""The relevance model: a logistic regression over :data:`~retrieval.memory.relevance.features.FEATURES`, whose
-output is the probability that a candidate row is evidence for the question, and the cut on that probability.
+"""The relevance model: a logistic regression over :data:`~retrieval.memory.relevance.features.FEATURES` (and, at
+``degree`` 2, every product of two of them), whose output is the probability that a candidate row is evidence for the
+question, and the cut on that probability.
 
     model = RelevanceModel.load("runs/memory_relevance")          # a folder: relevance.json and a model card
     p = model.probabilities(x)                                     # (n,) in [0, 1]
@@ -26,14 +27,34 @@ from retrieval.memory.relevance.features import CANDIDATES, FEATURES
 
 MODEL_FILE = "relevance.json"
 CUT_RULES = ("expected_f2", "threshold")
+DEGREES = (1, 2)  # the features alone; also every product of two (a quadratic model: "a high dense score counts
+# for more when the row states a time", without a hand-made interaction)
 FORMAT = 1
+
+
+def expanded(x: np.ndarray, degree: int) -> np.ndarray:
+    """The model's inputs from rows of features ``x`` (n, f): ``x`` itself at degree 1; at degree 2 also
+    ``x[:, i] * x[:, j]`` for every i <= j, row-major (f + f (f + 1) / 2 columns)."""
+    if degree == 1:
+        return x
+    i, j = np.triu_indices(x.shape[1])
+    return np.concatenate([x, x[:, i] * x[:, j]], axis=1)
+
+
+def input_names(features: tuple[str, ...], degree: int) -> list[str]:
+    """The name of each column of :func:`expanded` ("a*b" for a product)."""
+    if degree == 1:
+        return list(features)
+    i, j = np.triu_indices(len(features))
+    return [*features, *(f"{features[a]}*{features[b]}" for a, b in zip(i, j))]
 
 
 @dataclass
 class RelevanceModel:
     """Standardisation, weights and intercept of the logistic regression; ``threshold``: the probability a row must
     reach to be returned when the plan asks for a cut (chosen inside the training folds); ``training``: what it was
-    fitted on and the figures of its inner folds."""
+    fitted on and the figures of its inner folds; ``degree``: the inputs (:func:`expanded`), chosen inside the
+    training folds with the L2 strength."""
 
     mean: list[float]
     scale: list[float]
@@ -44,14 +65,17 @@ class RelevanceModel:
     features: tuple[str, ...] = FEATURES
     candidates: int = CANDIDATES
     training: dict = field(default_factory=dict)
+    degree: int = 1
 
     def __post_init__(self):
-        n = len(self.features)
+        if self.degree not in DEGREES:
+            raise DataError(f"relevance model: degree {self.degree!r} is not one of {DEGREES}")
+        n = len(input_names(tuple(self.features), self.degree))
         if tuple(self.features) != FEATURES:
             raise DataError(f"relevance model: features {list(self.features)} are not this version's "
                             f"{list(FEATURES)}; retrain it (python -m train.memory_relevance)")
         if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
-            raise DataError(f"relevance model: mean, scale and coef must each have {n} values")
+            raise DataError(f"relevance model: mean, scale and coef must each have {n} values (degree {self.degree})")
         if not 0.0 <= self.threshold <= 1.0:
             raise DataError(f"relevance model: threshold {self.threshold} is not a probability")
         if self.cut not in CUT_RULES:
@@ -59,24 +83,25 @@ class RelevanceModel:
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """P(evidence) of each row of ``x`` (n, len(FEATURES))."""
-        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
+        z = (expanded(x, self.degree) - np.asarray(self.mean)) / np.asarray(self.scale)
         logit = z @ np.asarray(self.coef) + self.intercept
         return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
 
     @classmethod
     def fit(cls, x: np.ndarray, y: np.ndarray, c: float = 1.0, threshold: float = 0.5, cut: str = "expected_f2",
-            training: dict | None = None) -> RelevanceModel:
+            training: dict | None = None, degree: int = 1) -> RelevanceModel:
         """Fit on rows ``x`` and labels ``y`` (1: evidence); ``c``: the inverse L2 strength; ``cut`` and
-        ``threshold``: how a cut is made (:meth:`kept`)."""
+        ``threshold``: how a cut is made (:meth:`kept`); ``degree``: the inputs (:func:`expanded`)."""
         from sklearn.linear_model import LogisticRegression
 
         if len(set(y.tolist())) < 2:
             raise DataError("relevance model: the training rows need both evidence and non-evidence")
-        mean, scale = x.mean(axis=0), x.std(axis=0)
+        z = expanded(x, degree)
+        mean, scale = z.mean(axis=0), z.std(axis=0)
         scale[scale == 0] = 1.0
-        lr = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, y)
+        lr = LogisticRegression(C=c, max_iter=2000).fit((z - mean) / scale, y)
         return cls(mean.tolist(), scale.tolist(), lr.coef_[0].tolist(), float(lr.intercept_[0]), threshold, cut,
-                   training=training or {})
+                   training=training or {}, degree=degree)
 
     def kept(self, p: np.ndarray, k: int, min_rows: int = 1) -> np.ndarray:
         """The positions of the rows a cut keeps, best first: of the ``k`` likeliest, those at or above the threshold
