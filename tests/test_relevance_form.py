@@ -69,3 +69,9 @@ def test_a_model_of_another_degree_or_width_is_refused():
         RelevanceModel([0.0] * n, [1.0] * n, [0.0] * n, 0.0, 0.5, degree=3)
     with pytest.raises(DataError, match=r"must each have \d+ values \(degree 2\)"):
         RelevanceModel([0.0] * n, [1.0] * n, [0.0] * n, 0.0, 0.5, degree=2)
+
+
+def test_forms_within_a_tie_go_to_the_simpler():
+    examples = [e for c in "abcd" for e in crossed(c, n=15, seed=ord(c))]
+    model = fit_with_cut(examples, inner_folds=2, cs=(1.0 + 1e-9, 1.0), degrees=(2,))
+    assert model.training["c"] == 1.0  # the same loss to float noise: the stronger L2 wins

@@ -8,8 +8,9 @@ conversations other than the one it is scored on.
 The model's form (its inputs' degree, :func:`~retrieval.memory.relevance.model.expanded`, and its L2 strength)
 and its cut (how many rows a question that asks for one gets back) are chosen on out-of-fold probabilities of the
 training conversations (inner folds), never on the conversation scored: the form with the lowest log loss of the
-candidate rows there, then, on that form's probabilities, the expected-F2 decision or the probability threshold with
-the best mean F2 of the questions whose plan cuts, whichever has the better mean F2.
+candidate rows there (the simpler of two within :data:`TIE`, so float noise does not pick between equals), then, on
+that form's probabilities, the expected-F2 decision or the probability threshold with the best mean F2 of the
+questions whose plan cuts, whichever has the better mean F2.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from retrieval.memory.relevance.model import RelevanceModel, kept_positions
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.02, 0.91, 0.02))  # the grid the cut is chosen on
 INNER_FOLDS = 4
 DEGREES = (1, 2)  # the inputs' degrees the inner folds choose from (model.expanded)
+TIE = 1e-4  # log losses this close are a tie, won by the simpler form (the lower degree, then the stronger L2)
 CS = (0.01, 0.1, 1.0)  # the inverse L2 strengths they choose from (the default, and ten and a hundred times stronger)
 
 
@@ -93,16 +95,17 @@ def log_loss(examples: Sequence[Example], probabilities: Sequence[np.ndarray]) -
 
 def fit_with_cut(examples: Sequence[Example], inner_folds: int = INNER_FOLDS, cs: Sequence[float] = CS,
                  degrees: Sequence[int] = DEGREES) -> RelevanceModel:
-    """A model fitted on every example, its form (a degree of ``degrees``, a strength of ``cs``: the lowest log loss)
-    and its cut chosen on the out-of-fold probabilities of ``inner_folds`` leave-conversations-out folds over the same
-    examples."""
+    """A model fitted on every example, its form (a degree of ``degrees``, a strength of ``cs``: the lowest log loss,
+    within :data:`TIE` the simplest) and its cut chosen on the out-of-fold probabilities of ``inner_folds``
+    leave-conversations-out folds over the same examples."""
     if not cs or not degrees:
         raise DataError("the relevance model needs at least one L2 strength (c) and one degree to choose from")
     conversations = sorted({e.conversation for e in examples})
     inner = assign_folds(conversations, min(inner_folds, len(conversations)))
     tried = {(d, c): out_of_fold(examples, inner, c, d) for d in degrees for c in cs}
     losses = {f"degree {d}, C {c}": round(log_loss(examples, p), 5) for (d, c), p in tried.items()}
-    degree, c = min(tried, key=lambda form: losses[f"degree {form[0]}, C {form[1]}"])
+    best = min(losses.values())
+    degree, c = min(form for form in tried if losses[f"degree {form[0]}, C {form[1]}"] <= best + TIE)
     rule, threshold, inner_f2 = choose_cut(examples, tried[degree, c])
     sources = sorted({e.source for e in examples})
     training = {"conversations": conversations, "questions": len(examples),
