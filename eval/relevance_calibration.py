@@ -37,7 +37,7 @@ from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.relevance.confidence import WEAK_EVIDENCE
 from retrieval.memory.relevance.example import Example
-from retrieval.memory.relevance.folds import assign_folds, out_of_fold
+from retrieval.memory.relevance.folds import assign_folds, fold_models
 from retrieval.memory.relevance.model import kept_positions
 from retrieval.memory.relevance_examples import examples
 
@@ -128,7 +128,8 @@ def evaluate(args: CalibrationArguments) -> dict:
                                args.cache_dir or None)
     questions = [e for got in by_conversation.values() for e in got]
     folds = assign_folds(list(by_conversation), args.folds)
-    probabilities = out_of_fold(questions, folds)
+    models = fold_models(by_conversation, folds)  # each fold's model, its form and cut chosen by its inner folds
+    probabilities = [models[e.conversation].probabilities(e.x) if len(e.ids) else np.zeros(0) for e in questions]
     p = np.concatenate([q for e, q in zip(questions, probabilities) if len(e.ids)])
     y = np.concatenate([e.y for e in questions if len(e.ids)])
     return {"folds": args.folds, "questions": len(questions), "rows": int(len(p)), "weak_evidence": WEAK_EVIDENCE,
