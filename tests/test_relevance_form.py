@@ -61,6 +61,8 @@ def test_the_inner_folds_choose_the_form_with_the_lower_log_loss(tmp_path):
     assert log_loss(examples, sure) == pytest.approx(-np.log(0.99))
     with pytest.raises(DataError, match="at least one"):
         fit_with_cut(examples, inner_folds=2, cs=())
+    with pytest.raises(DataError, match=r"above 0 .* got cs \[0\.0\], degrees \[3\]"):
+        fit_with_cut(examples, inner_folds=2, cs=(0.0,), degrees=(3,))
 
 
 def test_a_model_of_another_degree_or_width_is_refused():

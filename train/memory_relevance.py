@@ -33,7 +33,8 @@ from retrieval.data.jsonio import DataError, read_json, run_cli
 from retrieval.data.paths import LOCOMO_FILE, ZYPHRA_DIR, default_cache_dir
 from retrieval.memory.relevance.example import Example
 from retrieval.memory.relevance.features import FEATURES
-from retrieval.memory.relevance.folds import CS, DEGREES, INNER_FOLDS, fit_with_cut
+from retrieval.memory.relevance.folds import CS, INNER_FOLDS, fit_with_cut
+from retrieval.memory.relevance.model import DEGREES
 from retrieval.memory.relevance_examples import available_conversations, conversation_key, examples
 from train.relevance_card import model_card
 

@@ -21,11 +21,10 @@ import numpy as np
 
 from retrieval.data.jsonio import DataError
 from retrieval.memory.relevance.example import Example
-from retrieval.memory.relevance.model import RelevanceModel, kept_positions
+from retrieval.memory.relevance.model import DEGREES, RelevanceModel, kept_positions
 
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.02, 0.91, 0.02))  # the grid the cut is chosen on
 INNER_FOLDS = 4
-DEGREES = (1, 2)  # the inputs' degrees the inner folds choose from (model.expanded)
 TIE = 1e-4  # log losses this close are a tie, won by the simpler form (the lower degree, then the stronger L2)
 CS = (0.01, 0.1, 1.0)  # the inverse L2 strengths they choose from (the default, and ten and a hundred times stronger)
 
@@ -95,11 +94,15 @@ def log_loss(examples: Sequence[Example], probabilities: Sequence[np.ndarray]) -
 
 def fit_with_cut(examples: Sequence[Example], inner_folds: int = INNER_FOLDS, cs: Sequence[float] = CS,
                  degrees: Sequence[int] = DEGREES) -> RelevanceModel:
-    """A model fitted on every example, its form (a degree of ``degrees``, a strength of ``cs``: the lowest log loss,
+    """A model fitted on every example, its form (a degree of ``degrees``, by default every one
+    :data:`~retrieval.memory.relevance.model.DEGREES` allows, a strength of ``cs``: the lowest log loss,
     within :data:`TIE` the simplest) and its cut chosen on the out-of-fold probabilities of ``inner_folds``
     leave-conversations-out folds over the same examples."""
     if not cs or not degrees:
         raise DataError("the relevance model needs at least one L2 strength (c) and one degree to choose from")
+    if any(c <= 0 for c in cs) or any(d not in DEGREES for d in degrees):
+        raise DataError(f"the relevance model's L2 strengths must be above 0 and its degrees among {DEGREES}: "
+                        f"got cs {list(cs)}, degrees {list(degrees)}")
     conversations = sorted({e.conversation for e in examples})
     inner = assign_folds(conversations, min(inner_folds, len(conversations)))
     tried = {(d, c): out_of_fold(examples, inner, c, d) for d in degrees for c in cs}
