@@ -112,6 +112,11 @@ def test_calendar_arithmetic_clips_and_counts():
     ("the meeting on Friday", "friday", None),
     ("the vet is booked for the 16th", "the 16th", "future"),
     ("the surgery got pushed to April 1st", "april 1st", "future"),
+    ("she lands on the 25th", "the 25th", "future"),
+    ("sink gets hooked up tuesday", "tuesday", "future"),
+    ("I get paid friday", "friday", "future"),
+    ("we got married on friday", "friday", "past"),
+    ("he was picked up on monday", "monday", "past"),
 ])
 def test_the_lean_of_a_sentence(sentence, phrase, lean):
     at = sentence.lower().index(phrase)

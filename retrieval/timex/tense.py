@@ -49,15 +49,17 @@ TO_OBJECT = re.compile(r"\b(?:response|according|due|thanks|next|close|similar|r
                        r"talk(?:s|ed|ing)?|spoke|speak(?:s|ing)?|said|say(?:s|ing)?|listen(?:s|ed|ing)?|repl(?:y|ied)|"
                        r"respond(?:s|ed|ing)?|wr(?:ite|ote)|sen[dt]|gave|give|show(?:s|ed)?|explain(?:s|ed)?|"
                        r"introduc(?:e|ed|ing)|belong(?:s|ed)?|happen(?:s|ed)?)\s+$")
-# the present that states a plan: "be" and "have", and the verbs of a timetable ("she lands on the 25th", "the
-# plumber comes on the 14th", "we fly out saturday")
-PRESENT = re.compile(r"\b(?:is|are|am|'s|'re|'m|have|has|starts?|begins?|leaves?|arrives?|opens?|closes?|ends?|"
-                     r"meets?|flies|fly|lands?|departs?|returns?|comes?|gets\s+in|finish(?:es)?)\b(?:\s+\w+ing)?")
 IRREGULAR_PAST = frozenset("""said told went came saw took got made gave found thought left met began ran wrote bought
 brought sold fell felt kept lost paid sent spent won knew grew threw drew flew drove rode spoke broke chose froze stole
 woke wore tore swore heard held stood understood built lent meant sat shut led fled slept swept wept crept dealt taught
 caught fought sought became forgave forgot ate drank sang rang swam sank shrank spun hung struck stuck dug""".split())
 BE = frozenset("be is are am was were been being 's 're 'm".split())
+GET = frozenset("get gets".split())  # a get-passive's auxiliary: "the sink gets hooked up tuesday"
+# the present that states a plan: "be" and "have", the verbs of a timetable ("she lands on the 25th", "the plumber
+# comes on the 14th", "we fly out saturday") and a get-passive ("the sink gets hooked up tuesday", "I get paid friday")
+PRESENT = re.compile(r"\b(?:is|are|am|'s|'re|'m|have|has|starts?|begins?|leaves?|arrives?|opens?|closes?|ends?|"
+                     r"meets?|flies|fly|lands?|departs?|returns?|comes?|gets\s+in|finish(?:es)?|"
+                     rf"gets?\s+(?:[a-z]+ed|{'|'.join(sorted(IRREGULAR_PAST))}))\b(?:\s+\w+ing)?")
 # a full stop ends a clause unless it ends an abbreviation ("U.S.", "Mr.", "Inc.")
 CLAUSE = re.compile(r"[;:!?]|,\s+(?:but|and|so|while|when|because|although|which|who)\b|"
                     # a comma before a subject starts a clause of its own ("the removalists rang, they're moving us")
@@ -105,9 +107,10 @@ def cues(text: str, lo: int, hi: int, span: tuple[int, int]) -> list[tuple[int, 
     words = list(WORD.finditer(text))
     for i, m in enumerate(words):
         w = m.group(0)
-        if w in IRREGULAR_PAST:
+        after = words[i - 1].group(0) if i else ""
+        if w in IRREGULAR_PAST and after not in GET:  # "gets paid": a participle, no past
             add(m, "past", "irregular")
-        elif w.endswith("ed") and len(w) > 4 and not (i and words[i - 1].group(0) in BE):
+        elif w.endswith("ed") and len(w) > 4 and after not in BE | GET:
             add(m, "past", "ed")
     return out
 
