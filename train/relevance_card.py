@@ -54,7 +54,8 @@ second_stage = Reranker(model)   # TemporalMemory(..., relevance=second_stage, e
 ```
 
 or `ctbls memory ask --log LOG --relevance {name} "..."`. The file is plain JSON (`relevance.json`): the
-features' means and scales, the weights, the intercept and the cut; nothing is unpickled.
+inputs' means and scales (the features, and at degree 2 their products), the weights, the intercept and the
+cut; nothing is unpickled.
 
 ## Training
 
