@@ -243,6 +243,7 @@ CHECKS: list[Check] = [
     Check(r"python -m eval.user_trial --chat eval/trial_dev2", "run", verify=(contains("45 questions"),)),
     Check(r"python -m eval.user_trial --chat eval/trial_dev3", "run", verify=(contains("194 turns in 14 sessions"),)),
     Check(r"python -m eval.user_trial --chat eval/trial_dev4", "run", verify=(contains("197 turns in 14 sessions"),)),
+    Check(r"python -m eval.user_trial --chat eval/trial_dev5", "run", verify=(contains("203 turns in 15 sessions"),)),
     Check("python -m eval.user_trial --output runs/user_trial.json", "run",
           verify=(json_fields("runs/user_trial.json", {"engines.file.summary.n": 47}),)),
     Check("python -m retrieval.memory.live chat", "parse", "interactive; tests/test_live_memory.py scripts it"),
