@@ -264,3 +264,13 @@ def test_a_time_whose_clause_denies_its_event_gives_way(text, expected):
 ])
 def test_a_tumble_a_comma_splice_and_a_rebooking_read_as_people_mean_them(text, said, expected):
     assert reading(text, said) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # said on Sunday 2 March 2025 at 18:40 UTC: a game's score after a verb of scoring is no range of hours
+    ("WE'RE IN THE FINAL won 3-1 this morning", (date(2025, 3, 2), date(2025, 3, 3), "day")),
+    ("we drew 2-2 on saturday", (date(2025, 3, 1), date(2025, 3, 2), "day")),
+    ("the meeting is 3-5pm tomorrow", (date(2025, 3, 3), date(2025, 3, 4), "day")),  # a range of hours stays one
+])
+def test_a_score_is_no_range_of_hours(text, expected):
+    assert reading(text, datetime(2025, 3, 2, 18, 40, tzinfo=timezone.utc)) == expected

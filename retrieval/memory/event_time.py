@@ -21,6 +21,7 @@ March") reads forward, a story ("the race was on the 5th") back.
 - A time in a clause that denies its event ("he never showed on Thursday, then turned up Friday", "we didn't go on
   Monday but on Tuesday", "it was meant to be yesterday but I started today") gives way to one in a clause that does
   not; alone, it stands (it is still what the utterance is about), marked ``denied``.
+- A game's score after a verb of scoring ("won 3-1 this morning", "drew 2-2 on Saturday") is no range of hours.
 - A time of the day dates the day ("yesterday morning": yesterday). Granularity: day, week, weekend, month,
   season, year, fuzzy, or ``span`` for any other stretch.
 """
@@ -157,8 +158,13 @@ def mention_events(text: str, said_at: datetime, lean: str | None = None
     """``text`` as the grammar normalised it (the mentions' spans index it) and each time phrase it reads, with what
     the phrase says of the event's time under the conventions above: an :class:`EventTime`, "vague", the reason it
     has none, or None. ``lean`` ("past", "future") places every phrase on that side instead of its sentence's."""
-    reading = read(text, Context(said_at, lean=lean, conventions=UTTERANCE))
+    reading = read(_SCORE.sub(r"\1scoreline", text), Context(said_at, lean=lean, conventions=UTTERANCE))
     return reading.normalised, [(m, _event(m, reading.normalised, said_at)) for m in reading.mentions]
+
+
+# a game's score after a verb of scoring ("won 3-1 this morning", "we drew 2-2 on saturday"): no range of hours
+_SCORE = re.compile(r"(?i)\b((?:won|lost|drew|draw|beat|beaten|tied|scored?|finished|ended)"
+                    r"(?:\s+(?:it|us|them|him|her))?\s+)\d{1,2}\s*[-\u2013]\s*\d{1,2}\b(?!\s*(?:am|pm|a\.m|p\.m|:|o'?clock))")
 
 
 def _units_back(said: datetime, unit: str, n: int) -> tuple[datetime, datetime]:
