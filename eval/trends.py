@@ -53,7 +53,7 @@ from retrieval.data.paths import LOCOMO_FILE, data_dir_option, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.memory.relevance.rerank import Reranker
 from retrieval.search.cached_index import cached_index
-from retrieval.trends.analysis import FEEDBACK, PERIOD_COLUMN, enumerate_periods, topic_scores
+from retrieval.trends.analysis import FEEDBACK, PERIOD_COLUMN, check_feedback, enumerate_periods, topic_scores
 from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
 from retrieval.trends.relevance import (
     binary_search_boundary,
@@ -279,8 +279,7 @@ class TrendsEvalArguments:
     def __post_init__(self) -> None:
         if self.calibration_log in self.logs:
             raise ValueError("the calibration log must not be an evaluation log")
-        if self.feedback < 0:
-            raise ValueError(f"--feedback {self.feedback}: the number of documents to move the query toward (0: none)")
+        check_feedback(self.feedback, "--feedback")
 
 
 def main(argv: Sequence[str] | None = None) -> dict:

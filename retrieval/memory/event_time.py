@@ -52,6 +52,9 @@ _GAP = re.compile(r"\b(?:in|been|for)\s+$")  # "we haven't spoken in a few weeks
 # "it's been 5 years since I moved here": a length up to the day it was said, its start the event after "since"
 _BEEN = re.compile(r"\bbeen\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?$")
 _SINCE = re.compile(r"^\s*since\b")
+# a game's score after a verb of scoring ("won 3-1 this morning", "we drew 2-2 on saturday"): no range of hours
+_SCORE = re.compile(r"(?i)\b((?:won|lost|drew|draw|beat|beaten|tied|scored?|finished|ended)"
+                    r"(?:\s+(?:it|us|them|him|her))?\s+)\d{1,2}\s*[-\u2013]\s*\d{1,2}\b(?!\s*(?:am|pm|a\.m|p\.m|:|o'?clock))")
 # a clause's start (a phrase's clause runs from the last of these before it) and the words that deny its event
 _CLAUSE_START = re.compile(r"[,;:.!?]|\b(?:then|but|and|so|while|because|though)\b")
 _DENIED = re.compile(r"\b(?:never|not|didn'?t|don'?t|doesn'?t|won'?t|wasn'?t|weren'?t|isn'?t|aren'?t|can'?t|"
@@ -161,10 +164,6 @@ def mention_events(text: str, said_at: datetime, lean: str | None = None
     reading = read(_SCORE.sub(r"\1scoreline", text), Context(said_at, lean=lean, conventions=UTTERANCE))
     return reading.normalised, [(m, _event(m, reading.normalised, said_at)) for m in reading.mentions]
 
-
-# a game's score after a verb of scoring ("won 3-1 this morning", "we drew 2-2 on saturday"): no range of hours
-_SCORE = re.compile(r"(?i)\b((?:won|lost|drew|draw|beat|beaten|tied|scored?|finished|ended)"
-                    r"(?:\s+(?:it|us|them|him|her))?\s+)\d{1,2}\s*[-\u2013]\s*\d{1,2}\b(?!\s*(?:am|pm|a\.m|p\.m|:|o'?clock))")
 
 
 def _units_back(said: datetime, unit: str, n: int) -> tuple[datetime, datetime]:

@@ -107,10 +107,10 @@ def cues(text: str, lo: int, hi: int, span: tuple[int, int]) -> list[tuple[int, 
     words = list(WORD.finditer(text))
     for i, m in enumerate(words):
         w = m.group(0)
-        after = words[i - 1].group(0) if i else ""
-        if w in IRREGULAR_PAST and after not in GET:  # "gets paid": a participle, no past
+        previous = words[i - 1].group(0) if i else ""
+        if w in IRREGULAR_PAST and previous not in GET:  # "gets paid": a participle, no past
             add(m, "past", "irregular")
-        elif w.endswith("ed") and len(w) > 4 and after not in BE | GET:
+        elif w.endswith("ed") and len(w) > 4 and previous not in BE | GET:
             add(m, "past", "ed")
     return out
 

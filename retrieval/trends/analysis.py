@@ -65,6 +65,12 @@ CONFIRM_METHODS = ("none", "stratified", "binary")
 FEEDBACK = 10
 
 
+def check_feedback(feedback: int, flag: str = "feedback") -> None:
+    """A ValueError naming ``flag`` when ``feedback`` (documents to move the query toward) is negative."""
+    if feedback < 0:
+        raise ValueError(f"{flag} {feedback}: the number of documents to move the query toward (0: none)")
+
+
 # ---- the analysis ----------------------------------------------------------------------------------------------
 @dataclass
 class TrendConfig:
@@ -100,8 +106,7 @@ class TrendConfig:
     seed: int = option(0, "seed of the confirmation samples")
 
     def __post_init__(self) -> None:
-        if self.feedback < 0:
-            raise ValueError(f"feedback {self.feedback}: the number of documents to move the query toward (0: none)")
+        check_feedback(self.feedback)
         if self.threshold not in THRESHOLD_METHODS:
             raise ValueError(f"threshold must be one of {THRESHOLD_METHODS}")
         if self.confirm not in CONFIRM_METHODS:

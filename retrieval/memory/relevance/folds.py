@@ -106,15 +106,16 @@ def fit_with_cut(examples: Sequence[Example], inner_folds: int = INNER_FOLDS, cs
     conversations = sorted({e.conversation for e in examples})
     inner = assign_folds(conversations, min(inner_folds, len(conversations)))
     tried = {(d, c): out_of_fold(examples, inner, c, d) for d in degrees for c in cs}
-    losses = {f"degree {d}, C {c}": round(log_loss(examples, p), 5) for (d, c), p in tried.items()}
+    losses = {form: round(log_loss(examples, p), 5) for form, p in tried.items()}
     best = min(losses.values())
-    degree, c = min(form for form in tried if losses[f"degree {form[0]}, C {form[1]}"] <= best + TIE)
+    degree, c = min(form for form, loss in losses.items() if loss <= best + TIE)
     rule, threshold, inner_f2 = choose_cut(examples, tried[degree, c])
+    named = {f"degree {form[0]}, C {form[1]}": loss for form, loss in losses.items()}
     sources = sorted({e.source for e in examples})
     training = {"conversations": conversations, "questions": len(examples),
                 "questions_by_source": {s: sum(e.source == s for e in examples) for s in sources},
                 "candidate_rows": int(sum(len(e.ids) for e in examples)), "c": c, "degree": degree,
-                "inner_folds": len(set(inner.values())), "inner_log_loss_by_form": losses,
+                "inner_folds": len(set(inner.values())), "inner_log_loss_by_form": named,
                 "inner_f2_by_cut": inner_f2, "cut_questions": sum(e.cut for e in examples)}
     return RelevanceModel.fit(*stacked(examples), c=c, threshold=threshold, cut=rule, training=training,
                               degree=degree)
