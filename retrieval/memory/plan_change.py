@@ -13,7 +13,16 @@ sentence that moves it shares with the question at least one content word and as
 (:func:`~retrieval.memory.when_neighbours.content_stems`: "mom" and "surgery", as "mom got her results... surgery is
 scheduled for the 26th" does; not "mom" alone for "mom's MRI is Monday"), or another of its time phrases names the
 planned day itself ("they double booked Saturday the 29th. they moved us to Sunday the 30th", "instead of the
-15th"). Moves are followed in the order they were said, so a plan moved twice ends on its last day. A question
+15th"), or, said no later than the planned day, the row shares a word of the plan's own event with the plan's row
+(:func:`event_words`: their content words less their time phrases and "get": "city bumped the inspection. now it's
+monday the 17th" moves "electrical inspection is on the 14th" asked as "when did the kitchen have its check?").
+Moves are followed in the order they were said, so a plan moved twice ends on its last day.
+
+A plan **called off** (:func:`called_off`: "hockey final is off tomorrow", "the semi tomorrow is off", "friday's
+cancelled", in the clause that names the planned day, in the plan's own row or a later one that shares its event's
+words) takes as its new day the first day to come said in the :data:`OFF_WINDOW` turns of its session after that row
+("league says sunday march 2, same time"): the conversation answers "when's it now?" there, often without a verb of
+moving or a word of the event. A question
 that asks for the plan itself ("when was it originally?", "when was it supposed to be?") keeps the plan.
 
 A plan, moved or not, also gives way to a **later report** of its event: a row said on or after the planned day
@@ -35,7 +44,7 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime, event_time_of, mention_events
-from retrieval.memory.when_clause import clause_time, sentence_at
+from retrieval.memory.when_clause import clause_at, clause_time, sentence_at
 from retrieval.memory.when_neighbours import content_stems, participant_names
 
 _MOVING = (r"moved|moving|pushed|postponed|rescheduled|re-scheduled|rebooked|re-booked|bumped|changed|delayed|shifted|"
@@ -94,15 +103,23 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
     later = frame[(frame["timestamp"] > row["timestamp"]) & (frame["timestamp"] <= now)]
     names = participant_names(frame)
     asked = content_stems(question, names)
-    if not later.empty:  # worth reading: a row with a verb of moving, or a word that may share a stem with the question
-        text = later["text"].astype(str)
-        later = later[text.str.contains(_CUE) | text.str.contains(_stem_starts(asked))]
+    planned = event_words(row, names)  # the plan's own words
+    after_off = called_off(row, t, frame)  # the plan called off in its own row, or in a later one that names its day
+    for _, r in later[later["text"].astype(str).str.contains(_OFF)].iterrows():
+        if event_words(r, names) & (planned | asked):
+            after_off |= called_off(r, t, frame)
+    if not later.empty:  # worth reading: a row with a verb of moving, a word that may share a stem with the question,
+        text = later["text"].astype(str)  # or the new day of a plan called off
+        keep = text.str.contains(_CUE) | text.str.contains(_stem_starts(asked)) | later.index.isin(list(after_off))
+        later = later[keep]
     if later.empty:
         return None
     least = max(1, len(asked & content_stems(str(row["text"]), names)))
     moved, how, reported = None, [], False
     for _, r in later.iterrows():
         found = moved_time(str(r["text"]), r["timestamp"].to_pydatetime())
+        if found is None and r.name in after_off:  # the new day, said right after the plan was called off
+            found = after_off[r.name]
         if found is None:
             report = _report(r, t, question, names, asked, least)
             if report is None:
@@ -117,13 +134,65 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
         new, sentence, others = found
         shared = asked & content_stems(sentence, names)
         names_day = any(o.start.date() == t.start.date() for o in others)
-        if not (len(shared) >= least or names_day):
+        own = event_words(r, names)
+        of_plan = planned & own if r["timestamp"].date() <= t.start.date() else set()  # a plan moves before its day
+        if r.name in after_off:
+            link = "right after the plan was called off"
+        elif len(shared) >= least:
+            link = f"sharing {sorted(shared)} with the question"
+        elif names_day:
+            link = f"naming the planned day {t.start.date()}"
+        elif of_plan:
+            link = f"sharing {sorted(of_plan)} with the plan's words"
+        else:
             continue
-        link = f"sharing {sorted(shared)} with the question" if shared else f"naming the planned day {t.start.date()}"
         how.append(f"the plan moved: row {r.name} ({r['speaker']}, said {r['timestamp'].isoformat()}), {link}, "
                    f"says {new.phrase!r}: [{new.start.date()}, {new.end.date()}) ({new.granularity})")
         moved, t = r, new
     return None if moved is None else (moved, t, how, reported)
+
+
+LIGHT_VERBS = {"get", "got"}  # "got the results", "got moved": a light verb, no word of an event
+# a plan called off ("the semi tomorrow is off", "hockey final is off tomorrow", "friday's cancelled", "got called
+# off"): the day it names is not when the event happens
+_OFF = re.compile(r"(?:\b(?:is|are|was|were|s|it'?s)\s+(?:now\s+|been\s+)?off\b(?!\s+(?:to|for|work|school|sick)\b)"
+                  r"|\b(?:cancell?ed|called\s+off|rained\s+out|scrapped)\b)")
+OFF_WINDOW = 3  # the turns of its session after a plan called off in which its new day is said (set before any run)
+
+
+def event_words(row: pd.Series, names: list[str]) -> set[str]:
+    """The content stems of ``row``'s text less its time phrases ("cup semi is sunday the 23rd": "cup", "semi"):
+    what a plan and the row that moves it share when they speak of the same event."""
+    norm, mentions = mention_events(str(row["text"]), row["timestamp"].to_pydatetime())
+    for m, _ in sorted(mentions, key=lambda mt: -mt[0].span[0]):
+        norm = norm[:m.span[0]] + " " + norm[m.span[1]:]
+    return content_stems(norm, names) - LIGHT_VERBS
+
+
+def called_off(row: pd.Series, t: EventTime, frame: pd.DataFrame) -> dict:
+    """When the sentence of ``row`` that names its planned time ``t`` calls the plan off: {the index of the first row
+    of its session within :data:`OFF_WINDOW` turns after it that names a day to come: (that time, its sentence, the
+    row's other times)}, the plan's new day said without a verb of moving ("hockey final is off tomorrow" ... "league
+    says sunday march 2, same time"); else {}."""
+    said = row["timestamp"].to_pydatetime()
+    norm, mentions = mention_events(str(row["text"]), said)
+    at = next((m.span[0] for m, x in mentions if isinstance(x, EventTime)
+               and (x.start.date(), x.end.date()) == (t.start.date(), t.end.date())), None)
+    if at is None or not _OFF.search(clause_at(norm, at)):
+        return {}
+    pos = frame.index.get_loc(row.name)
+    for p in range(pos + 1, min(pos + 1 + OFF_WINDOW, len(frame))):
+        r = frame.iloc[p]
+        if r["session"] != row["session"]:
+            break
+        when = r["timestamp"].to_pydatetime()
+        norm, ahead = mention_events(str(r["text"]), when, lean="future")
+        timed = [(m, x) for m, x in ahead if isinstance(x, EventTime)]
+        new = next(((m, x) for m, x in timed if is_plan(x.start, when) and x.start.date() != t.start.date()), None)
+        if new is not None:
+            m, x = new
+            return {frame.index[p]: (x, sentence_at(norm, m.span[0]), [o for _, o in timed if o is not x])}
+    return {}
 
 
 def _stem_starts(stems: set[str]) -> re.Pattern:

@@ -55,6 +55,16 @@ def sentence_at(text: str, index: int) -> str:
     return text[start:end]
 
 
+def clause_at(text: str, index: int) -> str:
+    """The clause of ``text`` (its sentence split where :func:`clauses` splits one) that holds the character at
+    ``index``."""
+    sentence = sentence_at(text, index)
+    at = index - (text.find(sentence) if sentence else 0)
+    start = max((m.end() for m in _CLAUSE.finditer(sentence) if m.end() <= at), default=0)
+    end = next((m.start() for m in _CLAUSE.finditer(sentence) if m.start() >= at), len(sentence))
+    return sentence[start:end]
+
+
 def clauses(text: str, said: datetime) -> list[tuple[str, EventReading]]:
     """The sentences of ``text`` with their event readings (the time, and whether its clause denies it), a sentence
     that states two or more times split into its clauses, so that each time is read with the words of its own

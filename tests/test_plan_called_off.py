@@ -1,0 +1,67 @@
+"""A plan moved in words other than the question's: a plan called off ("the semi tomorrow is off") takes the day said
+in the turns right after it ("league says sunday march 2"), and a move that speaks of the plan's own event ("city
+bumped the inspection. now it's monday the 17th") moves it though the question names it otherwise. A day off work,
+a flight cancelled in another clause, a move of another event (sharing only a weekday) or of another plan (sharing
+only "got") leave the plan's day."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from conftest import chat_memory
+
+from retrieval.memory.event_time import event_time_of, mention_events
+from retrieval.memory.plan_change import called_off
+from retrieval.memory.when_clause import clause_at
+
+UTC = timezone.utc
+NOW = datetime(2025, 4, 20, tzinfo=UTC)
+CHAT = [("2025-02-12T20:00:00+00:00", "Dan", "cup semi is sunday the 23rd at fairview park, 11am"),
+        ("2025-02-22T11:10:00+00:00", "Dan", "in other news the semi tomorrow is off, pitch is a swamp"),
+        ("2025-02-22T11:11:00+00:00", "Sue", "noooo. when's it now"),
+        ("2025-02-22T11:12:00+00:00", "Dan", "league says sunday march 2, same time"),
+        ("2025-03-02T16:49:00+00:00", "Mo", "the city finally called. electrical inspection is on the 14th"),
+        ("2025-03-03T10:00:00+00:00", "Sue", "I have the day off tomorrow, then the dentist is on saturday"),
+        ("2025-03-05T10:00:00+00:00", "Sue", "the book club moved to saturday the 15th"),
+        ("2025-03-12T19:58:00+00:00", "Mo", "bad news, city bumped the inspection. now it's monday the 17th"),
+        ("2025-03-13T09:00:00+00:00", "Sue", "our flight home today got cancelled, they put us on the friday one"),
+        ("2025-03-13T09:01:00+00:00", "Dan", "oh no. the party's on the 30th btw")]
+
+
+@pytest.fixture
+def memory(tmp_path, tiny_backbone):
+    return chat_memory(tmp_path, tiny_backbone, CHAT)
+
+
+def test_a_plan_called_off_takes_the_day_said_right_after(memory):
+    answer = memory.ask("When did Dan's cup semi end up being played?", now=NOW).answer
+    assert answer.answer == "2 March 2025"
+    assert any("called off" in line and "row 3" in line for line in answer.derivation)
+
+
+def test_a_move_that_speaks_of_the_plan_moves_it(memory):
+    answer = memory.ask("When did the kitchen have the electrical check?", now=NOW).answer
+    assert answer.answer == "17 March 2025"
+    assert any("with the plan's words" in line and "inspect" in line for line in answer.derivation)
+
+
+def test_a_day_off_and_another_event_moved_on_the_same_weekday_leave_the_plan(memory):
+    answer = memory.ask("When was Sue's dentist?", now=NOW).answer
+    assert answer.answer == "8 March 2025"
+
+
+def test_a_flight_cancelled_in_another_clause_does_not_call_off_the_new_one(memory):
+    frame = memory.table.frame
+    flight, semi = frame.loc[8], frame.loc[1]
+    friday = next(t for _, t in mention_events(flight["text"], flight["timestamp"].to_pydatetime())[1]
+                  if getattr(t, "phrase", "").endswith("friday"))
+    assert called_off(flight, friday, frame) == {}
+    tomorrow = event_time_of(semi)
+    assert list(called_off(semi, tomorrow, frame)) == [3]  # "league says sunday march 2", two turns on
+
+
+def test_a_clause_is_the_part_of_its_sentence_between_commas_and_joining_words():
+    text = "our flight home today got cancelled, they put us on the friday one. fine"
+    assert clause_at(text, text.index("friday")).rstrip(".") == "they put us on the friday one"
+    assert clause_at(text, 4) == "our flight home today got cancelled"
