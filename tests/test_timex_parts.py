@@ -273,3 +273,23 @@ def test_an_ordinal_unit_after_a_possessive_is_an_event_not_a_period(text, read_
 def test_next_month_of_the_year_said_in_that_month_is_next_years():
     assert days("next March", datetime(2024, 3, 10, 3, tzinfo=NEW_YORK)) == ("2025-03-01", "2025-04-01")
     assert days("next May", datetime(2024, 3, 10, tzinfo=NEW_YORK)) == ("2024-05-01", "2024-06-01")
+
+
+# ---- a count of weeks on from a day (British usage) ------------------------------------------------------------------
+FRIDAY_EVENING = datetime(2025, 2, 14, 20, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, first", [
+    ("the gig is a fortnight tonight", "2025-02-28"),
+    ("see you a week today", "2025-02-21"),
+    ("back two weeks tomorrow", "2025-03-01"),
+    ("the match is a week on friday", "2025-02-28"),  # the coming Friday, then a week on
+])
+def test_a_count_of_weeks_on_from_a_day_is_that_day_weeks_later(text, first):
+    m = read(text, Context(FRIDAY_EVENING, conventions=UTTERANCE)).mentions[0]
+    assert m.interval[0].date().isoformat() == first and m.grain in ("day", "part_of_day")
+
+
+@pytest.mark.parametrize("text", ["I work 2 hours tomorrow", "we were there a week tuesday", "3 days friday"])
+def test_other_lengths_beside_a_day_stay_two_phrases(text):
+    assert len(read(text, Context(FRIDAY_EVENING, conventions=UTTERANCE)).mentions) == 2

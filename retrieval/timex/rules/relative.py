@@ -1,5 +1,6 @@
 """Times counted from the reference or from another time: durations ("3 days", "a fortnight", "1 month and 21
-days"), shifts ("in 3 weeks", "a month ago", "2 weeks before Christmas"), counts of a weekday ("two Sundays from
+days"), shifts ("in 3 weeks", "a month ago", "2 weeks before Christmas", and British usage's weeks on from a day:
+"a week today", "a fortnight tonight", "a week on Friday"), counts of a weekday ("two Sundays from
 now"), windows ("the next 3 days", "the past 2 weeks", "within 5 hours", "a week starting tomorrow"), this / next /
 last of a unit or of a recurring time ("next week", "last September", "this past Wednesday"), the named days
 around today, and the parts of a period ("early next year", "the end of 2000", "the rest of the week").
@@ -24,7 +25,19 @@ from retrieval.timex.rules.parts import (
     part_of,
     pick,
 )
-from retrieval.timex.values import Counted, Duration, Now, Range, Recurring, Relative, Shifted, Time, Vague, Window
+from retrieval.timex.values import (
+    Counted,
+    Duration,
+    Now,
+    Range,
+    Recurring,
+    Relative,
+    Shifted,
+    Time,
+    Vague,
+    Window,
+    Within,
+)
 
 G = Grammar()
 
@@ -121,6 +134,29 @@ def is_anchor(v: object) -> TypeGuard[Time]:
 def d_around(d, w, _, t):
     sign = -1 if w[0] in ("before", "prior to") else 1
     return Shifted(base=t.but(latent=False), duration=d, sign=sign, kind="shift")
+
+
+def is_weeks(v: object) -> TypeGuard[Duration]:
+    """A whole count of weeks ("a week", "a fortnight", "two weeks"): what British usage counts on from a day."""
+    return (is_duration(v) and v.fuzzy is None and len(v.parts) == 1 and v.parts[0][0] == "week"
+            and float(v.parts[0][1]).is_integer())
+
+
+def is_day_ahead(v: object) -> bool:
+    """Today, tonight, tomorrow or a weekday: the days "a week today", "a fortnight tonight", "a week on Friday"
+    count from."""
+    day = v.coarse if isinstance(v, Within) and v.nth is None else v
+    return isinstance(day, Relative) and day.grain == "day" and day.offset in (0, 1) and not day.latent
+
+
+@G.rule("a week today", Of(is_weeks), Of(is_day_ahead))
+def weeks_today(d, t):  # "a week today", "a fortnight tonight", "two weeks tomorrow"
+    return Shifted(base=t, duration=d, sign=1, result="keep", kind="shift")
+
+
+@G.rule("a week on friday", Of(is_weeks), words("on"), Of(lambda v: isinstance(v, Recurring) and v.kind == "weekday"))
+def weeks_on(d, _, t):  # "a week on friday": the coming Friday, then a week on
+    return Shifted(base=pick(t, 1, "strict"), duration=d, sign=1, result="keep", kind="shift")
 
 
 @G.rule("the day before t", lit(r"(?:the\s+)?(day|week|month|year)\s+(before|after|following|preceding)\s+"
