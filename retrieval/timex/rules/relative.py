@@ -13,8 +13,8 @@ from typing import TypeGuard
 
 from retrieval.timex import calendar as cal
 from retrieval.timex.grammar import Grammar, Of, lit, optional, words
-from retrieval.timex.lexicon import UNITS
 from retrieval.timex.rules.clock import weekend
+from retrieval.timex.rules.durations import UNIT_PATTERN, duration
 from retrieval.timex.rules.parts import (
     Bare,
     grain_of,
@@ -41,64 +41,8 @@ from retrieval.timex.values import (
 
 G = Grammar()
 
-_UNIT = r"(seconds?|secs?|minutes?|mins?|mn|hours?|hrs?|h|days?|d|weeks?|wks?|w|fortnights?|months?|mos?|mths?|" \
-        r"quarters?|qtrs?|years?|yrs?|y|decades?|century|centuries)"
 CYCLES = ("day", "week", "month", "quarter", "half", "year", "decade", "century")
 CYCLE_WINDOWS = ("quarter", "half", "decade", "century")  # "the last 2 quarters": whole ones, not rolling
-
-
-def unit_of(word: str) -> tuple[str, int]:
-    w = word.lower()
-    if w == "centuries":
-        return "century", 1
-    if w not in UNITS and w.endswith("s"):
-        w = w[:-1]
-    return UNITS[w]
-
-
-def duration(n: float, word: str, fuzzy: tuple[int, int] | None = None) -> Duration:
-    grain, mult = unit_of(word)
-    return Duration(((grain, n * mult),), fuzzy)
-
-
-# ---- durations -----------------------------------------------------------------------------------------------------
-@G.rule("n units", lit(rf"(\d+(?:\.\d+)?|an?|1)\s*{_UNIT}\b(?!\s*old)"))
-def n_units(m):
-    n = 1 if m[1] in ("a", "an") else float(m[1])
-    if m[2] in ("h", "d", "w", "y", "mn") and m[1] in ("a", "an"):
-        return None
-    return duration(n, m[2])
-
-
-@G.rule("n and a half units", lit(rf"(\d+|an?)\s+and\s+(?:a\s+)?half\s+{_UNIT}\b"))
-def and_half(m):
-    return duration((1 if m[1] in ("a", "an") else int(m[1])) + 0.5, m[2])
-
-
-@G.rule("units and a half", lit(rf"(an?|\d+)\s+{_UNIT}\s+and\s+a\s+half\b"))
-def unit_and_half(m):
-    return duration((1 if m[1] in ("a", "an") else int(m[1])) + 0.5, m[2])
-
-
-@G.rule("half an hour", lit(rf"half\s+(?:an?|1)\s+{_UNIT}\b"))
-def half_unit(m):
-    return duration(0.5, m[1])
-
-
-@G.rule("a few units", lit(rf"(?:a\s+)?(couple|few|several)\s+(?:of\s+)?{_UNIT}\b"))
-def few_units(m):
-    # the usual reading (a few: 3, as Recognizers-Text reads it) and the range a vague count covers
-    low, usual, high = {"couple": (2, 2, 3), "few": (2, 3, 5), "several": (2, 3, 5)}[m[1]]
-    return duration(usual, m[2], (low, high))
-
-
-@G.rule("duration duration", Of(is_duration), optional(",", "and", ", and"), Of(is_duration))
-def duration_sum(a, _, b):
-    if {g for g, _ in a.parts} & {g for g, _ in b.parts} or a.fuzzy or b.fuzzy:
-        return None  # "1 month 21 days", "1 month 2 years"; never "3 days 2 days"
-    if cal.rank(a.finest) < cal.rank("day") < cal.rank(b.finest):
-        return None
-    return a.plus(b)
 
 
 # ---- shifts from now and from other times -------------------------------------------------------------------
@@ -156,7 +100,8 @@ def weeks_today(d, t):  # "a week today", "a fortnight tonight", "two weeks tomo
 
 @G.rule("a week on friday", Of(is_weeks), words("on"), Of(lambda v: isinstance(v, Recurring) and v.kind == "weekday"))
 def weeks_on(d, _, t):  # "a week on friday": the coming Friday, then a week on
-    return Shifted(base=pick(t, 1, "strict"), duration=d, sign=1, result="keep", kind="shift")
+    base = pick(t, 1, "strict")
+    return None if base is None else Shifted(base=base, duration=d, sign=1, result="keep", kind="shift")
 
 
 @G.rule("the day before t", lit(r"(?:the\s+)?(day|week|month|year)\s+(before|after|following|preceding)\s+"
@@ -174,7 +119,8 @@ def in_d_since(_, d, __, t):
     return Shifted(base=t.but(latent=False), duration=d, sign=1, kind="shift")
 
 
-@G.rule("n next units", lit(rf"(\d+)\s+(next|coming|upcoming|following|past|previous|last|preceding)\s+{_UNIT}\b"))
+@G.rule("n next units",
+        lit(rf"(\d+)\s+(next|coming|upcoming|following|past|previous|last|preceding)\s+{UNIT_PATTERN}\b"))
 def n_next_units(m):
     return window(duration(float(m[1]), m[3]), 1 if m[2] in ("next", "coming", "upcoming", "following") else -1)
 
