@@ -36,6 +36,8 @@ def tiny_encoder(tiny_backbone):
     ("How long did Bob work at the bank before he quit?", "between"),
     ("Which month did Jon host the competition?", "month"),
     ("In what year did John get Max?", "year"),
+    ("What weekend was Ann down in Kilkenny?", "weekend"),
+    ("Over which weekend did they move?", "weekend"),
     ("What did Caroline say about the support group?", None),
     ("Who did Maria have dinner with on May 3, 2023?", None),
     ("and when did she fly out?", "when"),  # a follow-up opens with a conjunction
@@ -65,6 +67,8 @@ SAID = datetime(2023, 6, 9, 19, 55, tzinfo=timezone.utc)  # a Friday
     ("Our trip last summer was great.", "when", "summer 2022", "season"),
     ("Got the tattoo a few years ago.", "when", "a few years before 9 June 2023", "fuzzy"),
     ("I went to a support group yesterday.", "month", "June 2023", "day"),
+    ("The hen is in Kilkenny on Saturday the 24th.", "weekend", "the weekend of 24 June 2023", "weekend"),
+    ("We're away on Monday the 12th.", "weekend", "the weekend of 10 June 2023", "weekend"),  # a long weekend
     ("A friend made it for my 18th birthday ten years ago.", "ago", "10 years ago", "year"),
     ("I've known these friends for 4 years.", "how_long", "4 years", "year"),
 ])
@@ -183,3 +187,18 @@ def test_a_time_still_to_come_when_it_was_said_gives_no_length():
     assert plan.answer is None and plan.duration is None  # not "-1 days": a plan is no length up to when it was said
     assert plan.derivation[-1].startswith("the evidence names a time after it was said")
     assert question_kind("how long was it from the demo to the counters going in") == "between"
+
+
+def test_a_weekend_asked_for_is_the_weekend_that_holds_the_day():
+    a = answer_from_evidence("weekend", frame_of(("The hen is in Kilkenny on Saturday the 24th.", SAID)), NOW)
+    assert (a.start.date().isoformat(), a.end.date().isoformat()) == ("2023-06-24", "2023-06-26")
+    assert "the weekend that holds 24 June 2023" in a.derivation[-1]
+
+
+def test_the_time_word_a_question_asks_for_is_no_unread_time():
+    from retrieval.memory.time_resolver import TimeResolver
+
+    asked = TimeResolver(NOW).resolve("What weekend was Ann down in Kilkenny?")
+    assert not [e for e in asked if e.kind == "unresolved"]
+    unread = TimeResolver(NOW).resolve("What did we say about Ann on weekends?")
+    assert [e.text for e in unread if e.kind == "unresolved"] == ["weekends"]

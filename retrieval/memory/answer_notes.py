@@ -57,7 +57,7 @@ def plan_note(answer, now: datetime) -> str | None:
                      if (note := plan_note(e, now))), None)
     if answer is None or answer.answer is None or answer.said is None or answer.start is None or answer.end is None:
         return None
-    if answer.kind not in ("when", "month", "year") or answer.source == "timestamp":
+    if answer.kind not in ("when", "month", "year", "weekend") or answer.source == "timestamp":
         return None
     if not is_plan(answer.start, answer.said) or answer.end > now:
         return None

@@ -135,6 +135,7 @@ def question_lean(question: str) -> str:
 
 _DATED_SESSION = re.compile(r"^(?:the|our)\s+(?:1|ones?|sessions?|discussions?|conversations?|chats?|talks?|meetings?)"
                             r"\s+(?=on\b|of\b)")
+_ASKED = re.compile(r"\b(?:what|which)\s+$")  # the time word a question asks for: "what weekend was ...?"
 _FREQUENCY = re.compile(r"\b(?:every|each|once|twice|\d+\s+times)\s+(?:(?:a|an|per|other|single)\s+)?$")
 _PREPOSITION = re.compile(r"\b(?:on|in|during|over|at|throughout|around|roughly|approximately|circa|"
                           r"sometime\s+in|some\s+time\s+in)\s+$")
@@ -168,8 +169,8 @@ def expressions(text: str, context: Context) -> list[TimeExpression]:
     taken = [False] * len(norm)
     for e in found:
         taken[e.span[0]:e.span[1]] = [True] * (e.span[1] - e.span[0])
-    for m in CUES.finditer(norm):
-        if not any(taken[m.start():m.end()]):
+    for m in CUES.finditer(norm):  # a time word no rule read, unless it is what the question asks ("what weekend")
+        if not any(taken[m.start():m.end()]) and not _ASKED.search(norm, 0, m.start()):
             found.append(TimeExpression(m.group(0), m.span(), "unresolved",
                                         unresolved=f"no rule resolves the time word {m.group(0)!r}"))
     for e in found:  # "every couple of months", "once a week": how often, not when

@@ -34,7 +34,7 @@ import pandas as pd
 from retrieval.memory.event_time import EventTime
 from retrieval.memory.when_answer import WhenAnswer, answer_from_evidence, render
 
-DATED = ("when", "month", "year")  # the questions a day answers (not a length)
+DATED = ("when", "month", "year", "weekend")  # the questions a day answers (not a length)
 _UNIT = r"(?:day|night|morning|afternoon|evening|weekend)"
 _SUBJECT = r"(?:i|he|she|we|they|you|(?:my|his|her|our|their|your)\s+[a-z]+)"
 _POSSESSIVE = r"(?:my|his|her|our|their|your)"

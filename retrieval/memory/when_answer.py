@@ -34,7 +34,7 @@ from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.plan_change import moved_plan
 from retrieval.memory.when_clause import clause_time
 from retrieval.memory.when_neighbours import content_stems, participant_names, stated_neighbour
-from retrieval.memory.when_support import PROBABILITY, Reading, row_probability, supported
+from retrieval.memory.when_support import PROBABILITY, Reading, answer_span, row_probability, supported
 from retrieval.timex.calendar import weekend_before
 from retrieval.timex.placed import OPEN_START
 
@@ -44,6 +44,7 @@ KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|ti
          "ago": rf"{_HOW}\s+ago",
          "how_long": rf"{_HOW}\s+(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed)",
          "month": r"(?:in\s+)?(?:which|what)\s+month", "year": r"(?:in\s+)?(?:which|what)\s+year",
+         "weekend": r"(?:on\s+|over\s+)?(?:which|what)\s+weekend",
          "when": r"when|(?:on\s+|in\s+)?(?:what|which)\s+(?:date|day|week|weekend|night|evening|morning|afternoon)"
                  r"|around\s+when"}
 # what may open a question before its wh-word: a conjunction or an interjection ("and when did she fly out?", "ok so
@@ -68,14 +69,14 @@ EVIDENCE_DEPTH: int | None = None
 # conversations (() to turn it off).
 LENGTH_FIRST = ("how_long",)
 REPORT_SOURCE = "report"  # an answer read from a later report that overtook its plan (plan_change): its own probability
-MOVABLE = ("when", "month", "year", "ago")  # kinds whose answer follows a plan that moved (plan_change)
-SUPPORTED = ("when", "month", "year")  # kinds the "support" rule answers (a length is read from one row)
+MOVABLE = ("when", "month", "year", "weekend", "ago")  # kinds whose answer follows a plan that moved (plan_change)
+SUPPORTED = ("when", "month", "year", "weekend")  # kinds the "support" rule answers (a length is read from one row)
 
 
 def question_kind(question: str) -> str | None:
     """What a question asks for, from its last sentence: ``when`` (a time), ``ago`` (how long ago), ``how_long``
     (a length), ``between`` (the length between two events: "how many weeks passed between X and Y", "how long
-    did X before Y"), ``month``, ``year``; None when it does not ask when."""
+    did X before Y"), ``month``, ``year``, ``weekend``; None when it does not ask when."""
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", question.strip()) if s.strip()]
     asking = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1] if sentences else "")
     return next((k for k, p in _KIND_RE if p.search(asking)), None)
@@ -341,6 +342,11 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
         out.duration = t.duration
     if kind in ("month", "year") and t.granularity in ("day", "week", "weekend"):
         out.answer = f"{t.start:%B %Y}" if kind == "month" else str(t.start.year)
+    elif kind == "weekend" and t.granularity == "day":  # "which weekend ...?": the weekend that holds the day
+        out.start, out.end = answer_span(kind, t)
+        out.granularity = "weekend"
+        out.answer = render(EventTime(out.start, out.end, "weekend", t.phrase, t.kind), said)
+        out.derivation.append(f"the weekend that holds {day_text(t.start.date())}, as the question asks a weekend")
     elif kind == "ago":
         unit = unit_of(t)
         lo, hi = length_between(t.end - timedelta(days=1), now, unit), length_between(t.start, now, unit)

@@ -18,13 +18,14 @@ warning that names both (:func:`~retrieval.memory.relevance.confidence.rival_not
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, time
 
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime
 from retrieval.timex import calendar as cal
 from retrieval.timex.placed import OPEN_START
+from retrieval.timex.rules.holidays import weekend_of
 
 # The column a second stage's rows carry their probability of being evidence in (retrieval.memory.relevance.confidence)
 PROBABILITY = "evidence_p"
@@ -41,7 +42,13 @@ def row_probability(row: pd.Series | None) -> float | None:
 
 
 def answer_span(kind: str, t: EventTime) -> tuple[datetime, datetime]:
-    """The interval a reading answers a ``kind`` question with: its month or year for "which month / year"."""
+    """The interval a reading answers a ``kind`` question with: its month or year for "which month / year", the
+    weekend that holds a day for "which weekend" (:func:`~retrieval.timex.rules.holidays.weekend_of`: a Friday or a
+    Monday's long weekend)."""
+    if kind == "weekend" and t.granularity == "day":
+        first, after = weekend_of(t.start.date())
+        zone = t.start.tzinfo
+        return (datetime.combine(first, time(), tzinfo=zone), datetime.combine(after, time(), tzinfo=zone))
     if kind == "month" and t.granularity in ("day", "week", "weekend"):
         return cal.unit(t.start, "month")
     if kind == "year" and t.granularity not in ("year", "fuzzy"):
