@@ -2,7 +2,7 @@
 in the turns right after it ("league says sunday march 2"), and a move that speaks of the plan's own event ("city
 bumped the inspection. now it's monday the 17th") moves it though the question names it otherwise. A day off work,
 a flight cancelled in another clause, a move of another event (sharing only a weekday) or of another plan (sharing
-only "got") leave the plan's day."""
+only "got") leave the plan's day; a report that also names the planned day ("since sunday") confirms it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from conftest import chat_memory
 
 from retrieval.memory.event_time import event_time_of, mention_events
-from retrieval.memory.plan_change import called_off
+from retrieval.memory.plan_change import called_off, moved_plan
 from retrieval.memory.when_clause import clause_at
 
 UTC = timezone.utc
@@ -26,7 +26,9 @@ CHAT = [("2025-02-12T20:00:00+00:00", "Dan", "cup semi is sunday the 23rd at fai
         ("2025-03-05T10:00:00+00:00", "Sue", "the book club moved to saturday the 15th"),
         ("2025-03-12T19:58:00+00:00", "Mo", "bad news, city bumped the inspection. now it's monday the 17th"),
         ("2025-03-13T09:00:00+00:00", "Sue", "our flight home today got cancelled, they put us on the friday one"),
-        ("2025-03-13T09:01:00+00:00", "Dan", "oh no. the party's on the 30th btw")]
+        ("2025-03-13T09:01:00+00:00", "Dan", "oh no. the party's on the 30th btw"),
+        ("2025-03-30T21:13:00+01:00", "Sue", "kev's mam is coming up from mayo this day next week"),
+        ("2025-04-10T19:40:00+01:00", "Sue", "kev's mam went home this morning. she reorganised it since sunday")]
 
 
 @pytest.fixture
@@ -65,3 +67,12 @@ def test_a_clause_is_the_part_of_its_sentence_between_commas_and_joining_words()
     text = "our flight home today got cancelled, they put us on the friday one. fine"
     assert clause_at(text, text.index("friday")).rstrip(".") == "they put us on the friday one"
     assert clause_at(text, 4) == "our flight home today got cancelled"
+
+
+def test_a_report_that_also_names_the_planned_day_confirms_the_plan(memory):
+    """"went home this morning ... since sunday": another event's day beside the planned one, which it names."""
+    frame = memory.table.frame
+    plan = frame.loc[10]
+    question = "When did Kev's mam come up from Mayo?"
+    assert moved_plan(plan, event_time_of(plan), frame, question, NOW) is None
+    assert memory.ask(question, now=NOW).answer.answer == "6 April 2025"

@@ -284,6 +284,10 @@ FRIDAY_EVENING = datetime(2025, 2, 14, 20, tzinfo=UTC)
     ("see you a week today", "2025-02-21"),
     ("back two weeks tomorrow", "2025-03-01"),
     ("the match is a week on friday", "2025-02-28"),  # the coming Friday, then a week on
+    ("mam is coming up this day next week", "2025-02-21"),
+    ("same time next week?", "2025-02-21"),
+    ("this day last month", "2025-01-14"),
+    ("the paddy's day parade", "2025-03-17"),
 ])
 def test_a_count_of_weeks_on_from_a_day_is_that_day_weeks_later(text, first):
     m = read(text, Context(FRIDAY_EVENING, conventions=UTTERANCE)).mentions[0]

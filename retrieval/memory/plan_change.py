@@ -31,9 +31,10 @@ is a day then past within :data:`REPORT_WINDOW` of the planned one, linked to th
 with the question at least one content word and as many as the plan's row does, or two: a report is told in fewer
 words than the plan it overtakes, "dads home! they let him out sunday arvo"): "noodle's getting her teeth done
 on the 27th", then "noodle had her teeth out thursday" (the 3rd); "first day was meant to be yesterday, but I ended
-up starting today". A report of the planned day itself confirms the plan; either ends the plan's story. A report with
-no word of the question ("landed last night at 11" for "when did she get back?") is not linked: the answer then says
-first that it comes from a plan (:func:`~retrieval.memory.answer_notes.plan_note`).
+up starting today". A report of the planned day itself confirms the plan, as does one that also names the planned
+day ("kev's mam went home this morning. she reorganised my kitchen since sunday"); either ends the plan's story. A
+report with no word of the question ("landed last night at 11" for "when did she get back?") is not linked: the
+answer then says first that it comes from a plan (:func:`~retrieval.memory.answer_notes.plan_note`).
 """
 
 from __future__ import annotations
@@ -223,4 +224,13 @@ def _report(r: pd.Series, t: EventTime, question: str, names: list[str], asked: 
     if (told is None or told.granularity not in _PLANNED_DAYS or is_plan(told.start, said)
             or abs((told.start - t.start).total_seconds()) > REPORT_WINDOW.total_seconds()):
         return None
+    if told.start.date() != t.start.date() and _names_day(r, t):  # "went home this morning ... since sunday"
+        return t, shared
     return told, shared
+
+
+def _names_day(r: pd.Series, t: EventTime) -> bool:
+    """Whether a time phrase of row ``r`` starts on the planned day of ``t`` (the day itself, or a stretch from it:
+    "since sunday"): a report that names the planned day confirms it, whatever else it tells."""
+    _, mentions = mention_events(str(r["text"]), r["timestamp"].to_pydatetime())
+    return any(isinstance(x, EventTime) and x.start.date() == t.start.date() for _, x in mentions)

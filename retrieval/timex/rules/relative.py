@@ -1,6 +1,6 @@
 """Times counted from the reference or from another time: durations ("3 days", "a fortnight", "1 month and 21
 days"), shifts ("in 3 weeks", "a month ago", "2 weeks before Christmas", and British usage's weeks on from a day:
-"a week today", "a fortnight tonight", "a week on Friday"), counts of a weekday ("two Sundays from
+"a week today", "a fortnight tonight", "a week on Friday", "this day next week"), counts of a weekday ("two Sundays from
 now"), windows ("the next 3 days", "the past 2 weeks", "within 5 hours", "a week starting tomorrow"), this / next /
 last of a unit or of a recurring time ("next week", "last September", "this past Wednesday"), the named days
 around today, and the parts of a period ("early next year", "the end of 2000", "the rest of the week").
@@ -96,6 +96,15 @@ def is_day_ahead(v: object) -> bool:
 @G.rule("a week today", Of(is_weeks), Of(is_day_ahead))
 def weeks_today(d, t):  # "a week today", "a fortnight tonight", "two weeks tomorrow"
     return Shifted(base=t, duration=d, sign=1, result="keep", kind="shift")
+
+
+@G.rule("this day next week", lit(r"(?:this|the\s+same|same)\s+(?:day\s+(next|last)\s+(week|month|year)|"
+                                  r"time\s+(next|last)\s+(week))\b"))
+def same_day_next(m):  # "this day next week", "same time next week": today, a unit on or back ("this time next
+    # year" stays "next year": a time of year, not its day)
+    sign, unit = (m[1], m[2]) if m[1] else (m[3], m[4])
+    return Shifted(base=Relative(grain="day", offset=0, kind="day"), duration=Duration(((unit, 1),)),
+                   sign=1 if sign == "next" else -1, kind="shift")
 
 
 @G.rule("a week on friday", Of(is_weeks), words("on"), Of(lambda v: isinstance(v, Recurring) and v.kind == "weekday"))
