@@ -13,6 +13,8 @@ from conftest import chat_memory
 
 from retrieval.memory.event_time import event_time_of, mention_events
 from retrieval.memory.plan_change import called_off, moved_plan
+from retrieval.memory.plan_delay import plan_delay
+from retrieval.memory.when_answer import evidence_time, question_kind
 from retrieval.memory.when_clause import clause_at
 
 UTC = timezone.utc
@@ -76,3 +78,22 @@ def test_a_report_that_also_names_the_planned_day_confirms_the_plan(memory):
     question = "When did Kev's mam come up from Mayo?"
     assert moved_plan(plan, event_time_of(plan), frame, question, NOW) is None
     assert memory.ask(question, now=NOW).answer.answer == "6 April 2025"
+
+
+def test_how_late_a_plan_came_is_the_days_from_its_planned_day_to_its_last(memory):
+    answer = memory.ask("How many days did Dan's cup semi get pushed back?", now=NOW).answer
+    assert (answer.answer, answer.duration) == ("7 days", (7, 7, "day"))
+    assert answer.derivation[-1] == "7 days from the planned 23 February 2025 to 2 March 2025"
+    assert question_kind("how many days late was the install in the end?") == "how_long"
+
+
+def test_a_plan_nothing_moved_gives_no_delay(memory):
+    frame = memory.table.frame
+
+    def read(row):
+        return evidence_time(row, frame, "How many days late was Sue's dentist?")
+
+    assert plan_delay(frame.loc[[5]], read, frame, "How many days late was Sue's dentist?", NOW) is None  # never moved
+    assert plan_delay(frame.loc[[0]], read, frame, "How long was the cup semi?", NOW) is None  # no delay asked
+    semi = plan_delay(frame.loc[[0]], read, frame, "How many days was the semi pushed back?", NOW)
+    assert semi is not None and semi.days == 7 and semi.said.name == 0

@@ -32,6 +32,7 @@ import pandas as pd
 
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.plan_change import moved_plan
+from retrieval.memory.plan_delay import plan_delay
 from retrieval.memory.when_clause import clause_time
 from retrieval.memory.when_neighbours import content_stems, participant_names, stated_neighbour
 from retrieval.memory.when_support import PROBABILITY, Reading, answer_span, row_probability, supported
@@ -42,7 +43,7 @@ _HOW = r"how\s+(?:long|many\s+(?:days|weeks|months|years)|much\s+time)"
 # "between" first: a length between two events (retrieval.memory.when_between), then one event's
 KINDS = {"between": rf"{_HOW}\b(?!\s+ago)(?=.*\b(?:between|before|after|until|till)\b|.*\bfrom\b.+\bto\b)",
          "ago": rf"{_HOW}\s+ago",
-         "how_long": rf"{_HOW}\s+(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed)",
+         "how_long": rf"{_HOW}\s+(?:late\s+|early\s+)?(?:has|have|had|did|was|were|is|are|does|do|passed|elapsed)",
          "month": r"(?:in\s+)?(?:which|what)\s+month", "year": r"(?:in\s+)?(?:which|what)\s+year",
          "weekend": r"(?:on\s+|over\s+)?(?:which|what)\s+weekend",
          "when": r"when|(?:on\s+|in\s+)?(?:what|which)\s+(?:date|day|week|weekend|night|evening|morning|afternoon)"
@@ -316,6 +317,16 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
     """Answer a ``kind`` question (:func:`question_kind`) from ``rows``, best first, the row picked by ``rule``
     of the first ``depth`` (:func:`pick_evidence`, ``frame`` the whole table's rows; given ``question`` too, a
     picked row that states no time borrows a neighbour's, :func:`borrowed_time`): see the module."""
+    if kind in ("how_long", "between") and frame is not None and question is not None:  # "how many days late?"
+        delay = plan_delay(rows, lambda r: evidence_time(r, frame, question), frame, question, now)
+        if delay is not None:
+            n, first, last = abs(delay.days), day_text(delay.planned.start.date()), day_text(delay.last.start.date())
+            how = delay.how + [f"{length_text(n, n, 'day')} from the planned {first} to {last}"
+                               + ("" if delay.days >= 0 else " (brought forward)")]
+            return WhenAnswer(kind, length_text(n, n, "day"), min(delay.planned.start, delay.last.start),
+                              max(delay.planned.end, delay.last.end), "duration", (n, n, "day"), delay.source,
+                              rows, how, row_probability(delay.ranked), delay.said["timestamp"].to_pydatetime(),
+                              delay.ranked.name)
     row = pick_evidence(rows, rule, frame, depth, question)
     if kind in LENGTH_FIRST:  # "how long ...?": a row that states a length answers before one that states a time
         row = next((r for _, r in rows.head(depth or len(rows)).iterrows() if states_length(r)), row)
