@@ -134,3 +134,15 @@ def test_the_whole_weekend_is_the_weekend():
     frame = conversation((1, "Got the keys Friday! Then spent the whole weekend painting the bedroom."))
     a = answer_from_evidence("when", frame, NOW, frame=frame, question="When did they paint the bedroom?")
     assert a.answer == "the weekend before 14 March 2024" and a.source == "clause_event_time"
+
+
+def test_a_turn_that_refers_back_takes_the_time_named_before_it_whatever_its_words():
+    frame = conversation((1, "The party is sunday the 17th."),
+                         (1, "I'm bringing mam to howth for lunch that day."),
+                         (1, "Lovely. My hen is in Kilkenny on saturday the 16th, back for mam's dinner."))
+    a = answer_from_evidence("when", frame.iloc[[1]], NOW, frame=frame, question="When did Ann bring mam to Howth?")
+    assert a.answer == "17 March 2024" and "row 1 refers back to a time: row 0, 1 turn(s) before it" in a.derivation[0]
+    # "then" only orders what happened: the neighbour that shares the question's words still answers
+    told = conversation((1, "My hen is on saturday the 16th, back for mam's dinner."), (1, "Then we all went home."))
+    assert answer_from_evidence("when", told.iloc[[1]], NOW, frame=told, question="When was mam's dinner?").answer \
+        == "16 March 2024"

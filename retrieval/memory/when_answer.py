@@ -34,7 +34,13 @@ from retrieval.memory.event_time import EventTime, day_of, event_time_of
 from retrieval.memory.plan_change import moved_plan
 from retrieval.memory.plan_delay import plan_delay
 from retrieval.memory.when_clause import clause_time
-from retrieval.memory.when_neighbours import content_stems, participant_names, stated_neighbour
+from retrieval.memory.when_neighbours import (
+    content_stems,
+    participant_names,
+    referred_neighbour,
+    refers_back,
+    stated_neighbour,
+)
 from retrieval.memory.when_support import PROBABILITY, Reading, answer_span, row_probability, supported
 from retrieval.timex.calendar import weekend_before
 from retrieval.timex.placed import OPEN_START
@@ -257,6 +263,11 @@ def borrowed_time(row: pd.Series, frame: pd.DataFrame | None, question: str | No
     (:func:`~retrieval.memory.when_neighbours.stated_neighbour`); with the derivation's line for the borrowing."""
     if frame is None or question is None or pd.notna(row.get("event_start")):
         return row, []
+    referred = referred_neighbour(frame, row) if refers_back(row) else None
+    if referred is not None:  # "that day": the time named before it
+        neighbour, distance = referred
+        return neighbour, [f"row {row.name} refers back to a time: row {neighbour.name}, {abs(distance)} turn(s) "
+                           "before it in its session, names one"]
     found = stated_neighbour(frame, row, question)
     if found is None:
         return row, []

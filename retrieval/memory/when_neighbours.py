@@ -13,6 +13,9 @@ shares no word is not taken, however near: such a reply's time is as often about
 conversations, taking the nearest stated turn within two whatever its words cost conv-30 a question for each it
 gained elsewhere).
 
+A turn that refers back to its time ("that day", "that night": :func:`referred_neighbour`) takes the nearest earlier
+turn within the window that states one, whatever its words: the reference itself says which turn it follows.
+
 The window was chosen on LoCoMo's dev conversations (conv-26, 30, 41; ``eval.locomo_answers``, README); ties go
 to the earlier turn (what a reply follows up on comes before it).
 """
@@ -24,8 +27,10 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from retrieval.memory.event_time import mention_events
 from retrieval.memory.question_parts import GENERIC_STEMS, LETTERS, name_words
 from retrieval.search.english import english_stemmer
+from retrieval.timex.values import Anaphor
 
 NEIGHBOUR_WINDOW = 4  # turns either side searched for a stated neighbour that shares a word with the question
 
@@ -60,6 +65,24 @@ def session_neighbours(frame: pd.DataFrame, row: pd.Series, window: int) -> list
             if 0 <= p < len(frame) and frame["session"].iloc[p] == row["session"]:
                 out.append((p - pos, frame.iloc[p]))
     return out
+
+
+def refers_back(row: pd.Series) -> bool:
+    """Whether ``row`` names its time by referring back to one named before it ("that day", "that night", "the same
+    week"; not "then", which as often only orders what happened)."""
+    _, mentions = mention_events(str(row["text"]), row["timestamp"].to_pydatetime())
+    return any(isinstance(m.value, Anaphor) and m.value.refers != "then" for m, _ in mentions)
+
+
+def referred_neighbour(frame: pd.DataFrame, row: pd.Series, window: int = NEIGHBOUR_WINDOW
+                       ) -> tuple[pd.Series, int] | None:
+    """The turn a row that refers back (:func:`refers_back`) refers to: the nearest earlier turn of its session, within
+    ``window`` turns, that states an event time ("sunday the 30th." ... "i'm bringing mam to howth for lunch that
+    day"), whatever its words; ``(that turn, its signed distance)``, or None."""
+    if row.name not in frame.index:
+        return None
+    return next(((n, d) for d, n in session_neighbours(frame, row, window)
+                 if d < 0 and pd.notna(n.get("event_start"))), None)
 
 
 def stated_neighbour(frame: pd.DataFrame, row: pd.Series, question: str, window: int = NEIGHBOUR_WINDOW
