@@ -14,7 +14,7 @@ from conftest import chat_memory
 from retrieval.memory.event_time import event_time_of, mention_events
 from retrieval.memory.plan_change import called_off, moved_plan
 from retrieval.memory.plan_delay import plan_delay
-from retrieval.memory.when_answer import evidence_time, question_kind
+from retrieval.memory.when_answer import answer_from_evidence, evidence_time, question_kind
 from retrieval.memory.when_clause import clause_at
 
 UTC = timezone.utc
@@ -30,7 +30,9 @@ CHAT = [("2025-02-12T20:00:00+00:00", "Dan", "cup semi is sunday the 23rd at fai
         ("2025-03-13T09:00:00+00:00", "Sue", "our flight home today got cancelled, they put us on the friday one"),
         ("2025-03-13T09:01:00+00:00", "Dan", "oh no. the party's on the 30th btw"),
         ("2025-03-30T21:13:00+01:00", "Sue", "kev's mam is coming up from mayo this day next week"),
-        ("2025-04-10T19:40:00+01:00", "Sue", "kev's mam went home this morning. she reorganised it since sunday")]
+        ("2025-04-10T19:40:00+01:00", "Sue", "kev's mam went home this morning. she reorganised it since sunday"),
+        ("2025-04-13T14:25:00+01:00", "Mo", "counters went in friday!! finally. looks great"),
+        ("2025-04-13T14:28:00+01:00", "Mo", "the sink gets hooked up tuesday and then we're done with the counters")]
 
 
 @pytest.fixture
@@ -97,3 +99,14 @@ def test_a_plan_nothing_moved_gives_no_delay(memory):
     assert plan_delay(frame.loc[[0]], read, frame, "How long was the cup semi?", NOW) is None  # no delay asked
     semi = plan_delay(frame.loc[[0]], read, frame, "How many days was the semi pushed back?", NOW)
     assert semi is not None and semi.days == 7 and semi.said.name == 0
+
+
+def test_a_question_about_what_became_of_a_plan_leaves_out_plans_nothing_moved(memory):
+    frame = memory.table.frame
+    ranked = frame.loc[[13, 12]]  # the plan ("tuesday", to come) ranked above the report ("friday", past)
+    finally_ = answer_from_evidence("when", ranked, NOW, "top", frame, question="When did the counters finally go in?")
+    assert finally_.answer == "11 April 2025"
+    plain = answer_from_evidence("when", ranked, NOW, "top", frame, question="When do the counters get finished?")
+    assert plain.answer == "15 April 2025"  # asked plainly, the best row's plan answers
+    alone = answer_from_evidence("when", ranked.loc[[13]], NOW, "top", frame, question="When did it finally happen?")
+    assert alone.answer == "15 April 2025"  # nothing else to answer from: the plan stays

@@ -63,6 +63,10 @@ _NOW_IS = re.compile(r"\b(?:now\s+(?:it'?s|it\s+is|its|is|it\s+will\s+be)|(?:it'
 # rows worth reading with the grammar: a cheap filter over the whole memory's text
 _CUE = re.compile(rf"\b(?:{_MOVING}|{_INSTEAD_WORDS})\b", re.IGNORECASE)
 _MOVING_WORD = re.compile(rf"\b(?:{_MOVING})\b")
+REPORT_SOURCE = "report"  # a when-answer read from a later report that overtook its plan: its own probability
+# a question that asks what became of a plan, not what was planned ("when did it finally / actually happen?", "in the
+# end", "end up")
+ASKS_OUTCOME = re.compile(r"(?i)\b(?:finally|actually|eventually|in\s+the\s+end|end(?:ed)?\s+up)\b")
 # a question that asks for the plan itself, not for what became of it
 ASKS_PLAN = re.compile(r"\b(?:originally|initially|at\s+first|first\s+(?:planned|scheduled|set)|supposed\s+to|"
                        r"meant\s+to)\b", re.IGNORECASE)
@@ -234,3 +238,14 @@ def _names_day(r: pd.Series, t: EventTime) -> bool:
     "since sunday"): a report that names the planned day confirms it, whatever else it tells."""
     _, mentions = mention_events(str(r["text"]), r["timestamp"].to_pydatetime())
     return any(isinstance(x, EventTime) and x.start.date() == t.start.date() for _, x in mentions)
+
+
+def unmoved_plans(readings: dict) -> list:
+    """Of ``readings`` (a ranked row's index: the row its time came from, the time, its source, the derivation), the
+    indices whose time is a plan that nothing moved, called off or reported, when some other reading is not one: what
+    a question asking what became of a plan (:data:`ASKS_OUTCOME`: "when did the countertops finally go in?") leaves
+    out, since a plan still standing says what was meant to happen ("sink gets hooked up tuesday"), not what did
+    ("counters went in friday!!"); else []."""
+    plans = [i for i, (r, t, source, _) in readings.items() if source not in ("timestamp", REPORT_SOURCE)
+             and r.name == i and is_plan(t.start, r["timestamp"].to_pydatetime())]
+    return plans if len(plans) < len(readings) else []

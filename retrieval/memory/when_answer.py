@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from retrieval.memory.event_time import EventTime, day_of, event_time_of
-from retrieval.memory.plan_change import moved_plan
+from retrieval.memory.plan_change import ASKS_OUTCOME, REPORT_SOURCE, moved_plan, unmoved_plans
 from retrieval.memory.plan_delay import plan_delay
 from retrieval.memory.when_clause import clause_time
 from retrieval.memory.when_neighbours import (
@@ -41,7 +41,7 @@ from retrieval.memory.when_neighbours import (
     refers_back,
     stated_neighbour,
 )
-from retrieval.memory.when_support import PROBABILITY, Reading, answer_span, row_probability, supported
+from retrieval.memory.when_support import PROBABILITY, SUPPORT_DEPTH, Reading, answer_span, row_probability, supported
 from retrieval.timex.calendar import weekend_before
 from retrieval.timex.placed import OPEN_START
 
@@ -75,7 +75,6 @@ EVIDENCE_DEPTH: int | None = None
 # The question kinds answered from the first ranked row that states a length, when one does: chosen on the dev
 # conversations (() to turn it off).
 LENGTH_FIRST = ("how_long",)
-REPORT_SOURCE = "report"  # an answer read from a later report that overtook its plan (plan_change): its own probability
 MOVABLE = ("when", "month", "year", "weekend", "ago")  # kinds whose answer follows a plan that moved (plan_change)
 SUPPORTED = ("when", "month", "year", "weekend")  # kinds the "support" rule answers (a length is read from one row)
 
@@ -338,6 +337,9 @@ def answer_from_evidence(kind: str, rows: pd.DataFrame, now: datetime, rule: str
                               max(delay.planned.end, delay.last.end), "duration", (n, n, "day"), delay.source,
                               rows, how, row_probability(delay.ranked), delay.said["timestamp"].to_pydatetime(),
                               delay.ranked.name)
+    if kind in SUPPORTED and frame is not None and question is not None and ASKS_OUTCOME.search(question):
+        head = {i: row_reading(kind, r, frame, question, now) for i, r in rows.head(SUPPORT_DEPTH).iterrows()}
+        rows = rows.drop(index=unmoved_plans(head))  # "when did it finally happen?": not a plan nothing moved
     row = pick_evidence(rows, rule, frame, depth, question)
     if kind in LENGTH_FIRST:  # "how long ...?": a row that states a length answers before one that states a time
         row = next((r for _, r in rows.head(depth or len(rows)).iterrows() if states_length(r)), row)
