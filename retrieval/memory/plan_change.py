@@ -16,14 +16,14 @@ planned day itself ("they double booked Saturday the 29th. they moved us to Sund
 15th"), or, said no later than the planned day, the row shares a word of the plan's own event with the plan's row
 (:func:`event_words`: their content words less their time phrases and "get": "city bumped the inspection. now it's
 monday the 17th" moves "electrical inspection is on the 14th" asked as "when did the kitchen have its check?").
-Moves are followed in the order they were said, so a plan moved twice ends on its last day.
+Moves are followed in the order they were said, so a plan moved twice ends on its last day. A question that asks
+for the plan itself ("when was it originally?", "when was it supposed to be?") keeps the plan.
 
 A plan **called off** (:func:`called_off`: "hockey final is off tomorrow", "the semi tomorrow is off", "friday's
 cancelled", in the clause that names the planned day, in the plan's own row or a later one that shares its event's
 words) takes as its new day the first day to come said in the :data:`OFF_WINDOW` turns of its session after that row
 ("league says sunday march 2, same time"): the conversation answers "when's it now?" there, often without a verb of
-moving or a word of the event. A question
-that asks for the plan itself ("when was it originally?", "when was it supposed to be?") keeps the plan.
+moving or a word of the event.
 
 A plan, moved or not, also gives way to a **later report** of its event: a row said on or after the planned day
 (and no later than now) whose own time, read for the question (:func:`~retrieval.memory.when_clause.clause_time`),
