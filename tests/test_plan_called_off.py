@@ -110,3 +110,13 @@ def test_a_question_about_what_became_of_a_plan_leaves_out_plans_nothing_moved(m
     assert plain.answer == "15 April 2025"  # asked plainly, the best row's plan answers
     alone = answer_from_evidence("when", ranked.loc[[13]], NOW, "top", frame, question="When did it finally happen?")
     assert alone.answer == "15 April 2025"  # nothing else to answer from: the plan stays
+
+
+def test_a_plan_called_off_in_capitals_is_called_off(tmp_path, tiny_backbone):
+    chat = [("2025-02-12T20:00:00+00:00", "Dan", "cup final is sunday the 23rd"),
+            ("2025-02-22T11:10:00+00:00", "Dan", "Final tomorrow is OFF, pitch flooded"),
+            ("2025-02-22T11:12:00+00:00", "Dan", "new date is sunday march 2")]
+    memory = chat_memory(tmp_path, tiny_backbone, chat)
+    frame = memory.table.frame
+    moved = moved_plan(frame.loc[0], event_time_of(frame.loc[0]), frame, "When was the cup final played?", NOW)
+    assert moved is not None and moved[1].start.date().isoformat() == "2025-03-02"

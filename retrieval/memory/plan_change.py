@@ -160,7 +160,7 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
 LIGHT_VERBS = {"get", "got"}  # "got the results", "got moved": a light verb, no word of an event
 # a plan called off ("the semi tomorrow is off", "hockey final is off tomorrow", "friday's cancelled", "got called
 # off"): the day it names is not when the event happens
-_OFF = re.compile(r"(?:\b(?:is|are|was|were|s|it'?s)\s+(?:now\s+|been\s+)?off\b(?!\s+(?:to|for|work|school|sick)\b)"
+_OFF = re.compile(r"(?i)(?:\b(?:is|are|was|were|s|it'?s)\s+(?:now\s+|been\s+)?off\b(?!\s+(?:to|for|work|school|sick)\b)"
                   r"|\b(?:cancell?ed|called\s+off|rained\s+out|scrapped)\b)")
 OFF_WINDOW = 3  # the turns of its session after a plan called off in which its new day is said (set before any run)
 
