@@ -139,15 +139,13 @@ def moved_plan(row: pd.Series, t: EventTime, frame: pd.DataFrame, question: str,
         new, sentence, others = found
         shared = asked & content_stems(sentence, names)
         names_day = any(o.start.date() == t.start.date() for o in others)
-        own = event_words(r, names)
-        of_plan = planned & own if r["timestamp"].date() <= t.start.date() else set()  # a plan moves before its day
         if r.name in after_off:
             link = "right after the plan was called off"
         elif len(shared) >= least:
             link = f"sharing {sorted(shared)} with the question"
         elif names_day:
             link = f"naming the planned day {t.start.date()}"
-        elif of_plan:
+        elif r["timestamp"].date() <= t.start.date() and (of_plan := planned & event_words(r, names)):  # before its day
             link = f"sharing {sorted(of_plan)} with the plan's words"
         else:
             continue

@@ -48,21 +48,25 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(str(text).strip()) if s.strip()]
 
 
+def _span_at(text: str, index: int, separator: re.Pattern, lo: int = 0, hi: int | None = None) -> tuple[int, int]:
+    """(start, end) of the piece of ``text[lo:hi]`` between two ``separator`` matches that holds ``index``."""
+    hi = len(text) if hi is None else hi
+    start = max((m.end() for m in separator.finditer(text, lo, hi) if m.end() <= index), default=lo)
+    end = next((m.start() for m in separator.finditer(text, lo, hi) if m.start() >= index), hi)
+    return start, end
+
+
 def sentence_at(text: str, index: int) -> str:
     """The sentence of ``text`` (split as :func:`sentences` splits it) that holds the character at ``index``."""
-    start = max((m.end() for m in _SENTENCE.finditer(text) if m.end() <= index), default=0)
-    end = next((m.start() for m in _SENTENCE.finditer(text) if m.start() >= index), len(text))
+    start, end = _span_at(text, index, _SENTENCE)
     return text[start:end]
 
 
 def clause_at(text: str, index: int) -> str:
     """The clause of ``text`` (its sentence split where :func:`clauses` splits one) that holds the character at
     ``index``."""
-    sentence = sentence_at(text, index)
-    at = index - (text.find(sentence) if sentence else 0)
-    start = max((m.end() for m in _CLAUSE.finditer(sentence) if m.end() <= at), default=0)
-    end = next((m.start() for m in _CLAUSE.finditer(sentence) if m.start() >= at), len(sentence))
-    return sentence[start:end]
+    start, end = _span_at(text, index, _CLAUSE, *_span_at(text, index, _SENTENCE))
+    return text[start:end]
 
 
 def clauses(text: str, said: datetime) -> list[tuple[str, EventReading]]:
