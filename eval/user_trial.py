@@ -13,7 +13,10 @@ them and what their answers named, when it refers back. A key is one of:
 - ``{"expect": "date", "start": D, "end": D}``: a when-question; the days of the event (inclusive);
 - ``{"expect": "length", "days": N}``: a "how long between" question;
 - ``{"expect": "turns", "turns": [ids]}``: the turns a good answer shows;
-- ``{"expect": "none", "start": D, "end": D}``: a period in which nothing was said.
+- ``{"expect": "none", "start": D, "end": D}``: a period in which nothing was said;
+- ``{"expect": "counts", "period": "week" | "session", "turns": [ids]}``: a trend question ("how much did we talk
+  about X, week by week?"), asked of the memory's table by the trend analysis (``--trend-threshold``) and scored by
+  its counts per period (:mod:`eval.trial_trends`).
 
 **Verdicts** (fixed before the first run):
 
@@ -22,7 +25,9 @@ them and what their answers named, when it refers back. A key is one of:
   is *partly*; anything else, or no date, is *wrong*;
 - turns: *right* when every key turn is among the answer's rows and at least a quarter of the rows are key turns;
   *partly* when some key turn is there; *wrong* when none is;
-- none: *right* when the answer has no rows, *wrong* when it offers rows.
+- none: *right* when the answer has no rows, *wrong* when it offers rows;
+- counts: *right* when every period's count is within 15 % of the key's, *partly* when half of the key's periods
+  are, else *wrong* (:mod:`eval.trial_trends`).
 
 A wrong answer whose result carries no warning (``TemporalResult.warnings``: words not read, nothing found, weak
 evidence) is also counted as **wrong without saying so**; a right answer that carries one, as **right, with a
@@ -47,6 +52,7 @@ from pathlib import Path
 
 from eval.results import Headline, shown_path, write_results
 from eval.time_answers import GoldTime, score
+from eval.trial_trends import KEY_PERIODS, TREND_THRESHOLDS, ask_trend, counts_verdict
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
@@ -64,7 +70,7 @@ logger = logging.getLogger(__name__)
 TRIAL_DIR = Path(__file__).resolve().parent / "trial"
 ENGINES = ("file", "living")
 VERDICTS = ("right", "partly", "wrong")
-KEYS = ("date", "length", "turns", "none")
+KEYS = ("date", "length", "turns", "none", "counts")
 HAND_TUNED = "file, hand-tuned"  # with --relevance: the file-based memory without the model, in the same run
 TURN_PRECISION = 0.25  # a turns answer is right when at least this share of its rows are key turns
 
@@ -80,6 +86,8 @@ class TrialArguments:
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
     relevance: str = option(AUTO, "both memories (the packaged model was trained on the open data, never on a "
         "trial chat): " + RELEVANCE_HELP)
+    trend_threshold: str = option("mixture", "how the trend questions (counts keys) decide which turns are about "
+        "their topic: the trend analysis's --threshold", choices=TREND_THRESHOLDS)
     output: str | None = option(None, "write every question's answer and verdict as JSON here")
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
 
@@ -91,6 +99,10 @@ def read_questions(path: str | Path) -> list[dict]:
         if not isinstance(q.get("question"), str) or key.get("expect") not in KEYS:
             raise DataError(f"{path}:{lineno}: a question needs 'question' and a 'key' whose 'expect' is one of "
                             f"{', '.join(KEYS)}")
+        if key["expect"] in ("turns", "counts") and not isinstance(key.get("turns"), list):
+            raise DataError(f"{path}:{lineno}: a {key['expect']} key needs 'turns', a list of the chat's turn ids")
+        if key["expect"] == "counts" and key.get("period") not in KEY_PERIODS:
+            raise DataError(f"{path}:{lineno}: a counts key needs 'period', one of {', '.join(KEY_PERIODS)}")
         out.append(q)
     if not out:
         raise DataError(f"{path}: no questions")
@@ -154,18 +166,25 @@ def ask_after_history(memory: TemporalMemory, q: dict):
     return memory.ask(q["question"], history=follow_ups.before(q["question"], read_now) or None, now=now)
 
 
-def ask_all(memory: TemporalMemory, questions: list[dict], positions: dict[str, int]) -> list[dict]:
+def ask_all(memory: TemporalMemory, questions: list[dict], positions: dict[str, int],
+            trend_threshold: str = "mixture") -> list[dict]:
     out = []
     for q in questions:
+        counts = q["key"]["expect"] == "counts"
         try:
-            result = ask_after_history(memory, q)
+            result = ask_trend(memory, q, trend_threshold) if counts else ask_after_history(memory, q)
         except ValueError as e:  # refused: said so
             out.append({"id": q.get("id"), "verdict": "wrong", "silent": False, "refused": str(e)})
             continue
-        v, seen = verdict(q["key"], result, positions)
+        if counts:
+            v, seen = counts_verdict(q["key"], result, positions, memory.table.frame)
+            warnings: list[str] = []  # a trend answer has no warnings of its own
+        else:
+            v, seen = verdict(q["key"], result, positions)
+            warnings = result.warnings
         out.append({"id": q.get("id"), "question": q["question"], "expect": q["key"]["expect"], "verdict": v,
-                    "silent": v == "wrong" and not result.warnings, "warned_right": v == "right" and
-                    bool(result.warnings), "warnings": result.warnings, **seen})
+                    "silent": v == "wrong" and not warnings, "warned_right": v == "right" and bool(warnings),
+                    "warnings": warnings, **seen})
     return out
 
 
@@ -187,7 +206,7 @@ def run(args: TrialArguments) -> dict:
     questions = read_questions(args.questions)
     utterances = load_log(args.chat)
     positions = {u.turn_id: i for i, u in enumerate(utterances)}
-    named = {t for q in questions if q["key"]["expect"] == "turns" for t in q["key"]["turns"]}
+    named = {t for q in questions if q["key"]["expect"] in ("turns", "counts") for t in q["key"]["turns"]}
     unknown = sorted(named - set(positions))
     if unknown:
         raise DataError(f"{args.questions}: keys name turns the chat does not have: {unknown[:10]}")
@@ -198,12 +217,12 @@ def run(args: TrialArguments) -> dict:
     with tempfile.TemporaryDirectory(prefix="ctbls-trial-") as scratch:
         for engine in args.engines:
             memory = open_engine(engine, args.chat, encoder, Path(scratch), second, rule)
-            answers = ask_all(memory, questions, positions)
+            answers = ask_all(memory, questions, positions, args.trend_threshold)
             memory.close()
             report["engines"][engine] = {"summary": tally(answers, questions), "answers": answers}
         if second is not None:  # the hand-tuned ranking beside it, in the same run
             memory = open_engine("file", args.chat, encoder, Path(scratch))
-            answers = ask_all(memory, questions, positions)
+            answers = ask_all(memory, questions, positions, args.trend_threshold)
             memory.close()
             report["engines"][HAND_TUNED] = {"summary": tally(answers, questions), "answers": answers}
     return report
@@ -219,6 +238,11 @@ def print_report(report: dict) -> None:
               f"{s['all'].get('partly', 0)}, wrong {s['all'].get('wrong', 0)} (of which without saying so "
               f"{s['all'].get('silent wrong', 0)}; right with a warning {s['all'].get('warned right', 0)})  "
               f"[{parts}]")
+        for a in r["answers"]:
+            if a.get("expect") == "counts":
+                print(f"    {a['id']} trend of {a['topic']!r} by {a['period_read']}: {a['verdict']}, periods within "
+                      f"15 % {a['periods_within']}%, counted {a['counted']} for {a['key_turns']} "
+                      f"({a['counted_not_key']} not about it), recall {a['recall']}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -232,7 +232,8 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     for key in periods:
         members = window[(keys == key) & (weights >= 0.5)].sort_values(ascending=False)
         samples = [_sample(corpus, i, float(s), confirmation) for i, s in members.head(config.n_samples).items()]
-        out.append(PeriodCount(key, int(n_docs.get(key, 0)), float(n_rel.get(key, 0.0)), samples))
+        out.append(PeriodCount(key, int(n_docs.get(key, 0)), float(n_rel.get(key, 0.0)), samples,
+                               [int(i) for i in members.index]))
     return TrendResult(question, query.topic, period, _iso(start), _iso(end), now.isoformat(), threshold, out,
                        len(rows), corpus.skipped, corpus.n_read, corpus.path, confirmation, notes)
 

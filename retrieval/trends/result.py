@@ -9,12 +9,14 @@ from retrieval.trends.relevance import Threshold
 
 @dataclass
 class PeriodCount:
-    """One period: its documents, the relevant ones (an expected count under LLM confirmation) and samples."""
+    """One period: its documents, the relevant ones (an expected count under LLM confirmation), samples, and the
+    ids (response_idx) of the documents counted (weight 0.5 or more), best first."""
 
     period: str
     n_docs: int
     n_relevant: float
     samples: list[dict] = field(default_factory=list)
+    counted: list[int] = field(default_factory=list)
 
     @property
     def share(self) -> float:
@@ -46,6 +48,9 @@ class TrendResult:
 
     def counts(self) -> dict[str, float]:
         return {str(p.period): p.n_relevant for p in self.periods}
+
+    def counted_ids(self) -> set[int]:
+        return {i for p in self.periods for i in p.counted}
 
     def sample_ids(self) -> set[int]:
         return {s["id"] for p in self.periods for s in p.samples}
