@@ -284,6 +284,13 @@ def test_trend_question_parsing():
     assert (q.topic, q.start, q.end) == ("pottery", datetime(2022, 7, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC))
     assert {"op": "filter", "column": "speaker", "cmp": "==", "value": "Melanie"} in q.ops
     assert parse_trend_question("crypto over the last 3 sessions", now).period == "session"
+    # the verbs people count a topic with ("come up", "go on about") are not the topic; "each time we talked" is
+    # per session
+    q = parse_trend_question("has the job search come up more or less over time, week by week?", now)
+    assert (q.topic, q.period) == ("job search", "week")
+    assert parse_trend_question("how much did we go on about the kitchen reno?", now).topic == "kitchen reno"
+    q = parse_trend_question("how often did the wedding come up each time we talked", now)
+    assert (q.topic, q.period) == ("wedding", "session")
     with pytest.raises(ValueError, match="names no topic"):
         parse_trend_question("Is it growing?", now)
 

@@ -25,6 +25,9 @@ from retrieval.trends.periods import PERIODS
 PERIOD_PHRASE = re.compile(r"\b(?:per|each|every|by|a|from|over)\s+(day|week|month|session)s?\b"
                            r"|\b(daily|weekly|monthly)\b|\b(day|week|month|session)[- ](?:by|to|on)[- ]\3\b")
 _ADVERB = {"daily": "day", "weekly": "week", "monthly": "month"}
+# "each time we talked", "every time they met": per session, said as people say it.
+SESSION_PHRASE = re.compile(r"\b(?:each|every)\s+time\s+(?:we|they|you|i|he|she)\s+(?:talk|chat|spoke|speak|met|"
+                            r"meet|catch|caught)\w*(?:\s+up)?\b")
 # A question that compares or asks about change wants the window to run on to "now".
 COMPARING = re.compile(r"\b(?:than|compared?|versus|vs|since|grow\w*|ris\w*|increas\w*|decreas\w*|declin\w*|"
                        r"more|less|fewer|trend\w*|evol\w*|chang\w*|up|down)\b")
@@ -33,6 +36,7 @@ COMPARING = re.compile(r"\b(?:than|compared?|versus|vs|since|grow\w*|ris\w*|incr
 TREND_WORDS = frozenset("""
 talk talks talked talking discuss discusses discussed discussing discussion discussions say said speak spoke
 mention chat chats chatted chatting bring brought write wrote written tell told please show give let like really
+come comes came coming go goes went gone crop crops cropped cropping pop pops popped popping raise raised raising
 anything something everything stuff thing things topic topics subject subjects also people person folks everyone
 everybody anyone someone users user customers clients feeling feelings feel feels felt sentiment mood opinion
 opinions think thinking thought view views attitude attitudes growing grow grows grew growth grown trend trends
@@ -65,7 +69,7 @@ def period_from_question(norm: str) -> str | None:
     """"per week", "weekly", "month by month", "each session" -> the period word; None when not said."""
     m = PERIOD_PHRASE.search(norm)
     if m is None:
-        return None
+        return "session" if SESSION_PHRASE.search(norm) else None
     word = m.group(1) or m.group(2) or m.group(3)
     return _ADVERB.get(word, word)
 
@@ -81,7 +85,7 @@ SAYING = (r"\s+(?:is\s+|was\s+|has\s+been\s+)?(?:talk|say|said|mention|discuss|b
 def extract_topic(norm: str, spans: Sequence[tuple[int, int]], speakers: Sequence[str] = ()) -> str | None:
     """The content words of a normalised question, without time expressions, period and trend words and the
     speakers' names; None when none is left."""
-    text = PERIOD_PHRASE.sub(" ", blank_spans(norm, spans))
+    text = SESSION_PHRASE.sub(" ", PERIOD_PHRASE.sub(" ", blank_spans(norm, spans)))
     _, words = question_content(text, speakers, generic=TOPIC_STOP_WORDS, word=TOPIC_WORD, name=f"({TOPIC_WORD})")
     return " ".join(words) or None
 
