@@ -89,6 +89,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("eval", "timex", "eval.timex:main", "time-expression resolvers on outside test suites"),
     Command("eval", "trends", "eval.trends:main", "trend counts against topics planted at known rates"),
     Command("eval", "user-trial", "eval.user_trial:main", "a hand-written chat and its questions, on both memories"),
+    Command("eval", "trend-turn-folds", "eval.trend_turn_folds:main",
+            "a learned per-turn topic count on the trials' trend questions, leave one chat out"),
     Command("eval", "memory-engines", "eval.memory_engines:main", "the memory's figures on each storage engine"),
     Command("eval", "relevance-calibration", "eval.relevance_calibration:main",
             "the relevance model's calibration and its weak-evidence warning, by folds"),

@@ -68,3 +68,43 @@ def test_the_trial_asks_a_trend_question_of_both_memories(tmp_path, tiny_backbon
         truth = {p: c[0] for p, c in answer["counts"].items() if c[0]}
         assert truth == {"2025-W14": 3}  # 1, 3 and 5 April 2025: one ISO week
         assert answer["silent"] == (answer["verdict"] == "wrong")
+
+
+def test_figures_count_periods_within_the_error_and_the_level():
+    import numpy as np
+
+    from eval.trend_turn_folds import figures
+
+    periods = np.array(["w1", "w1", "w1", "w2", "w2", "w3"])
+    truth = np.array([1.0, 1.0, 0.0, 1.0, 0.0, 0.0])
+    got = figures(periods, truth, np.array([0.9, 0.8, 0.3, 0.2, 0.1, 0.6]))  # w1 2 for 2, w2 0 for 1, w3 1 for 0
+    assert got["within"] == pytest.approx(1 / 3) and got["ratio"] == pytest.approx(2.9 / 3)
+    assert got["mae"] == pytest.approx((abs(2 - 2.0) + abs(1 - 0.3) + abs(0 - 0.6)) / 3)
+
+
+def test_trend_turn_folds_counts_each_chat_with_a_model_of_the_others(tmp_path, tiny_backbone, capsys):
+    from eval.trend_turn_folds import FEATURES
+    from eval.trend_turn_folds import main as folds_main
+
+    texts = ["the job interview went well", "good night", "another interview on monday", "lovely weather today",
+             "got the job offer!", "see you", "the cat knocked over a plant", "pizza tonight?", "the train was late",
+             "my sister visits on sunday", "new running shoes", "the film was too long"]
+    for n in range(2):
+        folder = tmp_path / f"chat{n}"
+        folder.mkdir()
+        (folder / "chat.jsonl").write_text("".join(
+            json.dumps({"id": f"t{i:02d}", "speaker": "Ann" if i % 2 else "Bob", "text": t,
+                        "timestamp": f"2025-04-{1 + i:02d}T10:0{n}:00+01:00"}) + "\n" for i, t in enumerate(texts)))
+        (folder / "questions.jsonl").write_text(json.dumps({
+            "id": f"c{n}", "question": "how often did the job search come up, week by week?",
+            "now": "2025-04-14T12:00:00+01:00", "key": {"expect": "counts", "period": "week",
+                                                        "turns": ["t00", "t02", "t04"]}}) + "\n")
+    out = tmp_path / "folds.json"
+    assert folds_main(["--chats", str(tmp_path / "chat0"), str(tmp_path / "chat1"), "--encoder", tiny_backbone,
+                       "--output", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["features"] == list(FEATURES) and [q["chat"] for q in report["questions"]] == ["chat0", "chat1"]
+    assert set(report["summary"]) == {"learned, expected count", "learned, p >= 0.5", "mixture", "null"}
+    assert all(q["topic"] == "job search" and q["key_turns"] == 3 for q in report["questions"])
+    assert folds_main(["--chats", str(tmp_path / "chat0"), "--encoder", tiny_backbone]) == 2
+    assert "two chats or more" in capsys.readouterr().err
