@@ -36,7 +36,7 @@ COMPARING = re.compile(r"\b(?:than|compared?|versus|vs|since|grow\w*|ris\w*|incr
 TREND_WORDS = frozenset("""
 talk talks talked talking discuss discusses discussed discussing discussion discussions say said speak spoke
 mention chat chats chatted chatting bring brought write wrote written tell told please show give let like really
-come comes came coming go goes went gone crop crops cropped cropping pop pops popped popping raise raised raising
+come comes came coming go goes went gone crop crops cropped cropping
 anything something everything stuff thing things topic topics subject subjects also people person folks everyone
 everybody anyone someone users user customers clients feeling feelings feel feels felt sentiment mood opinion
 opinions think thinking thought view views attitude attitudes growing grow grows grew growth grown trend trends
