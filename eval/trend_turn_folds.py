@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from eval.trial_trends import ask_trend, within
-from eval.user_trial import read_questions
+from eval.user_trial import read_questions, turn_positions
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
@@ -111,11 +111,11 @@ def figures(periods: np.ndarray, truth: np.ndarray, weights: np.ndarray) -> dict
 def examples(chat_dir: Path, encoder) -> list[dict]:
     """The counts questions of one chat folder, each with its turns' features, labels and period keys, and the
     baselines' counted weights."""
-    chat = chat_dir / "chat.jsonl"
-    questions = [q for q in read_questions(chat_dir / "questions.jsonl") if q["key"]["expect"] == "counts"]
+    chat, path = chat_dir / "chat.jsonl", chat_dir / "questions.jsonl"
+    questions = [q for q in read_questions(path) if q["key"]["expect"] == "counts"]
     if not questions:
-        raise DataError(f"{chat_dir / 'questions.jsonl'}: no counts questions")
-    position = {u.turn_id: i for i, u in enumerate(load_log(chat))}
+        raise DataError(f"{path}: no counts questions")
+    position = turn_positions(load_log(chat), questions, path)
     memory = TemporalMemory.from_file(chat, encoder=encoder, cache_dir=None)
     frame, out = memory.table.frame, []
     for q in questions:

@@ -109,6 +109,17 @@ def read_questions(path: str | Path) -> list[dict]:
     return out
 
 
+def turn_positions(utterances, questions: list[dict], where: str | Path) -> dict[str, int]:
+    """The chat's turn ids -> their rows; a DataError naming the turns that ``questions``' keys name and the chat
+    does not have (``where``: the questions' file)."""
+    positions = {u.turn_id: i for i, u in enumerate(utterances)}
+    named = {t for q in questions if q["key"]["expect"] in ("turns", "counts") for t in q["key"]["turns"]}
+    unknown = sorted(named - set(positions))
+    if unknown:
+        raise DataError(f"{where}: keys name turns the chat does not have: {unknown[:10]}")
+    return positions
+
+
 def day(text: str) -> date:
     return date.fromisoformat(text)
 
@@ -205,11 +216,7 @@ def run(args: TrialArguments) -> dict:
     encoder = load_encoder(args.encoder)
     questions = read_questions(args.questions)
     utterances = load_log(args.chat)
-    positions = {u.turn_id: i for i, u in enumerate(utterances)}
-    named = {t for q in questions if q["key"]["expect"] in ("turns", "counts") for t in q["key"]["turns"]}
-    unknown = sorted(named - set(positions))
-    if unknown:
-        raise DataError(f"{args.questions}: keys name turns the chat does not have: {unknown[:10]}")
+    positions = turn_positions(utterances, questions, args.questions)
     second, rule = second_stage(args.relevance, EVIDENCE_RULE, encoder.identity)
     report = {"chat": args.chat, "relevance": args.relevance if second is not None else None,
               "questions": args.questions, "turns": len(utterances),

@@ -108,3 +108,8 @@ def test_trend_turn_folds_counts_each_chat_with_a_model_of_the_others(tmp_path, 
     assert all(q["topic"] == "job search" and q["key_turns"] == 3 for q in report["questions"])
     assert folds_main(["--chats", str(tmp_path / "chat0"), "--encoder", tiny_backbone]) == 2
     assert "two chats or more" in capsys.readouterr().err
+    (tmp_path / "chat1" / "questions.jsonl").write_text(json.dumps({
+        "id": "c1", "question": "how often did the job search come up?", "now": "2025-04-14T12:00:00+01:00",
+        "key": {"expect": "counts", "period": "week", "turns": ["t99"]}}) + "\n")
+    assert folds_main(["--chats", str(tmp_path / "chat0"), str(tmp_path / "chat1"), "--encoder", tiny_backbone]) == 2
+    assert "keys name turns the chat does not have: ['t99']" in capsys.readouterr().err
