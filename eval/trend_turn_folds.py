@@ -37,6 +37,7 @@ from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.conversation_log import load_log
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
+from retrieval.memory.relevance.features import neighbour_best
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_neighbours import content_stems, participant_names
 from retrieval.trends.analysis import topic_scores
@@ -63,21 +64,10 @@ def robust_z(x: np.ndarray) -> np.ndarray:
     return (x - median) / (1.4826 * np.median(np.abs(x - median)) + 1e-6)
 
 
-def near(values: np.ndarray, sessions: np.ndarray, window: int, empty: float) -> np.ndarray:
-    """The best of ``values`` over the other turns of each turn's session within ``window`` turns of it."""
-    out = np.full(len(values), empty)
-    for i in range(len(values)):
-        js = [j for j in range(max(0, i - window), min(len(values), i + window + 1)) if j != i
-              and sessions[j] == sessions[i]]
-        if js:
-            out[i] = max(values[j] for j in js)
-    return out
-
-
 def turn_features(table, topic: str) -> np.ndarray:
     """(turns, len(FEATURES)) for every turn of ``table`` against ``topic``."""
     frame = table.frame
-    names = participant_names(frame)
+    names, ids = participant_names(frame), frame.index.tolist()
     cosine, feedback = topic_scores(table, topic).to_numpy(), topic_scores(table, topic, FEEDBACK).to_numpy()
     z, zf = robust_z(cosine), robust_z(feedback)
     wanted = content_stems(topic, names)
@@ -90,8 +80,9 @@ def turn_features(table, topic: str) -> np.ndarray:
                          range(len(frame))], dtype=float)
     by_session = pd.Series(stems > 0).groupby(sessions)
     return np.column_stack([
-        cosine, feedback, z, zf, stems, bm / (bm.max() + 1e-9), *(near(zf, sessions, w, -5.0) for w in (1, 2, 3)),
-        near(stems, sessions, 2, 0.0), distance / 10, by_session.transform("mean").to_numpy(),
+        cosine, feedback, z, zf, stems, bm / (bm.max() + 1e-9),
+        *(neighbour_best(frame, ids, zf, w, -5.0) for w in (1, 2, 3)),
+        neighbour_best(frame, ids, stems, 2), distance / 10, by_session.transform("mean").to_numpy(),
         pd.Series(zf).groupby(sessions).transform("mean").to_numpy(),
         np.log1p([len(str(t).split()) for t in frame["text"]])])
 

@@ -165,7 +165,6 @@ def mention_events(text: str, said_at: datetime, lean: str | None = None
     return reading.normalised, [(m, _event(m, reading.normalised, said_at)) for m in reading.mentions]
 
 
-
 def _units_back(said: datetime, unit: str, n: int) -> tuple[datetime, datetime]:
     """The ``unit`` ``n`` units before the day ``said`` (a week: the 7 days ``[D-7n, D-7n+7)``)."""
     day = cal.floor(said.replace(tzinfo=None), "day")

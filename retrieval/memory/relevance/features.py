@@ -57,19 +57,21 @@ def view_scores(table: ConversationTable, query: str, ids: list[int]) -> dict[st
     return out
 
 
-def _neighbour_best(frame: pd.DataFrame, ids: list[int], scores: np.ndarray, window: int = 1) -> np.ndarray:
-    """The best score of the candidate turns within ``window`` turns of each one in its session (0 for a neighbour
-    that is not a candidate)."""
+def neighbour_best(frame: pd.DataFrame, ids: list[int], scores: np.ndarray, window: int = 1,
+                   empty: float = 0.0) -> np.ndarray:
+    """The best score of the turns of ``ids`` within ``window`` turns of each one in its session (0 for a neighbour
+    that is not one of ``ids``; ``empty`` for a turn with no neighbour in its session)."""
     score = dict(zip(ids, scores))
     order = frame.index
     position = {i: order.get_loc(i) for i in ids}
     sessions = frame["session"]
-    out = np.zeros(len(ids))
+    out = np.full(len(ids), empty, dtype=float)
     for n, i in enumerate(ids):
         p = position[i]
-        for q in [p + d for d in range(-window, window + 1) if d]:
-            if 0 <= q < len(order) and sessions.iloc[q] == sessions.loc[i]:
-                out[n] = max(out[n], score.get(order[q], 0.0))
+        near = [score.get(order[q], 0.0) for q in (p + d for d in range(-window, window + 1) if d)
+                if 0 <= q < len(order) and sessions.iloc[q] == sessions.loc[i]]
+        if near:
+            out[n] = max(near)
     return out
 
 
@@ -112,9 +114,9 @@ def candidate_features(table: ConversationTable, query: str, fused: Sequence[tup
         "is_question": is_question, "log_words": np.log1p(words), "states_time": states,
         "asks_when": np.full(len(ids), when), "asks_when_x_states_time": when * states,
         "asks_when_x_is_question": when * is_question,
-        "neighbour_dense": _neighbour_best(frame, ids, dense_mm),
-        "neighbour_first_stage": _neighbour_best(frame, ids, _min_max(first)),
-        "neighbour2_first_stage": _neighbour_best(frame, ids, _min_max(first), 2),
+        "neighbour_dense": neighbour_best(frame, ids, dense_mm),
+        "neighbour_first_stage": neighbour_best(frame, ids, _min_max(first)),
+        "neighbour2_first_stage": neighbour_best(frame, ids, _min_max(first), 2),
         "overlap_text": _overlap(stems, rows["text"].astype(str).tolist()),
         "overlap_turn": _overlap(stems, turn_texts),
         "dense_gap": scores["dense_text"] - float(scores["dense_text"].max()),
