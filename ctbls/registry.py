@@ -78,6 +78,8 @@ COMMANDS: tuple[Command, ...] = (
             "the temporal memory's content encoder, on LoCoMo's questions and evidence turns"),
     Command("train", "memory-relevance", "train.memory_relevance:main",
             "the memory's relevance model, on LoCoMo's and Zyphra's questions and their rows"),
+    Command("train", "topic-turns", "train.topic_turns:main",
+            "the trend analysis's per-turn topic model, on chats a person marked"),
     Command("train", "state-rerank", "train.state_rerank:main", "a tracker's state-aware re-ranker, on SQA"),
     Command("eval", "retrieval", "eval.retrieval:main", "table retrieval: BM25, untuned, DTR, fusion"),
     Command("eval", "state-tracking", "eval.state_tracking:main", "cell tracking: BM25, untuned, tracker, fusion"),

@@ -22,6 +22,8 @@ absolute error, Pearson and Spearman correlation of the two series, for
   toward its 10 closest documents (pseudo-relevance feedback, ``--feedback``; the reference log by the same
   procedure on its own documents), in the same run;
 - ``labelled``: the F1-best threshold on labelled examples from another log, planted with other sentence frames;
+- ``turns`` (with ``--topic-model``): the per-turn topic model's probabilities summed (``--threshold turns``), a model
+  trained on other conversations (the packaged one: the user trial's chats), never on these logs;
 - ``oracle_binary`` / ``oracle_stratified``: the LLM-confirmation searches with a perfect judge (the truth),
   which isolates what the original's monotonicity assumption costs from what the judge gets wrong;
 - ``llm_stratified`` / ``llm_binary``: the same with the LLM as judge, on ``--llm-topics`` topics of the first
@@ -65,6 +67,7 @@ from retrieval.trends.relevance import (
     null_threshold,
     reference_threshold,
 )
+from retrieval.trends.topic_turns import load_topic_model, topic_probabilities
 
 DEFAULT_LOGS = ("28", "41", "42", "43", "44", "45", "47", "48")
 NULL_ALPHAS = (0.01, 0.001, 0.05)
@@ -275,6 +278,9 @@ class TrendsEvalArguments:
         "model_relevance), each log by the model of the leave-conversations-out fold that never saw it; its count "
         "rule chosen on the calibration log (eval.relevance_folds)")
     locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON: training data of the --folds models ('' for Zyphra only)")
+    topic_model: str | None = option(None, "also count with the per-turn topic model (retrieval.trends.topic_turns: "
+        "'packaged', trained on the user trial's chats and never on these logs, or a folder): the sum of its "
+        "probabilities, row 'turns'")
 
     def __post_init__(self) -> None:
         if self.calibration_log in self.logs:
@@ -302,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                                                  NULL_ALPHAS[0]).value
                  for topic, spec in TOPICS.items() for f in {args.feedback, 0, FEEDBACK}}
     relevance = fold_trend_relevance(args, encoder, folder, cal_table, cal_truth) if args.folds else None
+    topic_model = load_topic_model(args.topic_model) if args.topic_model else None
     backend = None
     if args.llm_topics:
         from retrieval.llm import load_backend
@@ -328,6 +335,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         f"reference, feedback {other}": (moved >= reference[topic, other]).astype(float)}
             if relevance is not None:
                 weights |= relevance_weights(relevance, log_id, table, spec["query"])
+            if topic_model is not None:
+                weights["turns"] = topic_probabilities(table, spec["query"], topic_model, table.frame)
             logs[log_id]["topics"][topic].update(info, planted=len(relevant), decisions={
                 name: decision_metrics({i for i, v in w.items() if v >= 0.5}, relevant, near, len(table) - len(truth))
                 for name, w in weights.items() if not name.startswith("oracle")})

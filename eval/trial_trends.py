@@ -4,11 +4,12 @@ and scored against the turns a person marked as being about the topic.
 
 A key ``{"expect": "counts", "period": "week" | "session", "turns": [ids]}`` names every turn about the topic (small
 talk and other topics that share its words left out); its counts per period are those turns grouped by the table's
-own period column, and the analysis's counted documents are grouped the same way, whatever period it read from
-the question. A period's count is **within** when it is within :data:`WITHIN` (15 %) of the key's (exactly 0 where
-the key has none); the periods scored are those where either side counts something. Verdicts (fixed before the
-first run): *right* when every period is within, *partly* when at least half of the key's periods are, *wrong*
-otherwise. A trend answer carries no warning of its own, so a wrong one is wrong without saying so.
+own period column, and they are compared with the analysis's own counts per period (rounded: a sum of
+probabilities is an expected count), or, when it read another period from the question, with its counted documents
+grouped by the key's period. A period's count is **within** when it is within :data:`WITHIN` (15 %) of the key's
+(exactly 0 where the key has none); the periods scored are those where either side counts something. Verdicts
+(fixed before the first run): *right* when every period is within, *partly* when at least half of the key's
+periods are, *wrong* otherwise. A trend answer carries no warning of its own, so a wrong one is wrong without saying so.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from retrieval.trends.relevance import THRESHOLD_METHODS
 
 WITHIN = 0.15  # the issue's "within 15 % per period"
 # the thresholds a trial can ask for without more input (a reference corpus, labels or a value)
-TREND_THRESHOLDS = tuple(m for m in THRESHOLD_METHODS if m in ("mixture", "null", "relevance"))
-KEY_PERIODS = ("week", "session")
+TREND_THRESHOLDS = tuple(m for m in THRESHOLD_METHODS if m in ("mixture", "null", "relevance", "turns"))
 
 
 def within(key: float, counted: float) -> bool:
@@ -44,7 +44,10 @@ def counts_verdict(key: dict, result, positions: Mapping[str, int], frame) -> tu
     wanted = {positions[t] for t in key["turns"]}
     counted = result.counted_ids()
     truth = Counter(str(frame.at[i, column]) for i in wanted)
-    got = Counter(str(frame.at[i, column]) for i in counted)
+    if result.period == key["period"]:  # the analysis's own counts (an expected count, for a sum of probabilities)
+        got = Counter({str(p.period): round(p.n_relevant) for p in result.periods if round(p.n_relevant)})
+    else:  # read in another period: its counted documents, grouped by the key's
+        got = Counter(str(frame.at[i, column]) for i in counted)
     periods = sorted(set(truth) | set(got))
     held = [p for p in periods if truth[p]]
     ok = {p: within(truth[p], got[p]) for p in periods}

@@ -52,7 +52,7 @@ from pathlib import Path
 
 from eval.results import Headline, shown_path, write_results
 from eval.time_answers import GoldTime, score
-from eval.trial_trends import KEY_PERIODS, TREND_THRESHOLDS, ask_trend, counts_verdict
+from eval.trial_trends import TREND_THRESHOLDS, ask_trend, counts_verdict
 from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
@@ -64,6 +64,7 @@ from retrieval.memory.relevance.choices import AUTO, RELEVANCE_HELP
 from retrieval.memory.relevance.rerank import Reranker, second_stage
 from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.when_answer import EVIDENCE_RULE
+from retrieval.trends.topic_labels import check_counts_key
 
 logger = logging.getLogger(__name__)
 
@@ -99,10 +100,10 @@ def read_questions(path: str | Path) -> list[dict]:
         if not isinstance(q.get("question"), str) or key.get("expect") not in KEYS:
             raise DataError(f"{path}:{lineno}: a question needs 'question' and a 'key' whose 'expect' is one of "
                             f"{', '.join(KEYS)}")
-        if key["expect"] in ("turns", "counts") and not isinstance(key.get("turns"), list):
-            raise DataError(f"{path}:{lineno}: a {key['expect']} key needs 'turns', a list of the chat's turn ids")
-        if key["expect"] == "counts" and key.get("period") not in KEY_PERIODS:
-            raise DataError(f"{path}:{lineno}: a counts key needs 'period', one of {', '.join(KEY_PERIODS)}")
+        if key["expect"] == "turns" and not isinstance(key.get("turns"), list):
+            raise DataError(f"{path}:{lineno}: a turns key needs 'turns', a list of the chat's turn ids")
+        if key["expect"] == "counts":
+            check_counts_key(key, f"{path}:{lineno}")
         out.append(q)
     if not out:
         raise DataError(f"{path}: no questions")

@@ -275,6 +275,10 @@ CHECKS: list[Check] = [
                   files("runs/trends/painting/report.md", "runs/trends/painting/volume.png"))),
     Check("python -m eval.trends --output runs/trends/eval.json", "run",
           verify=(files("runs/trends/eval.json"), contains("MAE"))),
+    Check("python -m eval.trends --topic-model packaged", "run",
+          verify=(files("runs/trends/eval_turns.json"), contains("  turns "))),
+    Check("python -m train.topic_turns --chats eval/trial ", "run",
+          verify=(contains("topic-turn model: 10 topics of 5 chats"),)),
     # 6. many processes
     Check("--multi_gpu --num_processes 8 -m train.dtr", "parse", "8 GPUs"),
     Check("--multi_gpu --num_processes 8 -m train.state_tracker", "parse", "8 GPUs"),

@@ -16,8 +16,10 @@ FRAME = pd.DataFrame({"week": ["2025-W14"] * 4 + ["2025-W15"] * 4, "session": [0
 POSITIONS = {f"t{i}": i for i in range(8)}
 
 
-def result(counted):
-    return SimpleNamespace(counted_ids=lambda: set(counted), topic="the job search", period="week")
+def result(counted, period="day", periods=()):
+    """A trend result that counted ``counted``, read per ``period`` (not the keys' week: regrouped by the ids)."""
+    return SimpleNamespace(counted_ids=lambda: set(counted), topic="the job search", period=period,
+                           periods=[SimpleNamespace(period=p, n_relevant=n) for p, n in periods])
 
 
 def test_a_period_is_within_when_its_count_is_within_fifteen_percent_and_none_means_none():
@@ -33,6 +35,9 @@ def test_counts_right_partly_and_wrong_by_the_periods_of_the_key():
     assert v == "partly" and seen["counted_not_key"] == 2 and seen["recall"] == pytest.approx(2 / 3, abs=1e-3)
     v, seen = counts_verdict(key, result({2}), POSITIONS, FRAME)  # small talk counted, the topic missed
     assert v == "wrong" and seen["precision"] == 0.0 and seen["periods_within"] == 0.0
+    # read per week as the key: the analysis's own counts (a sum of probabilities, rounded)
+    v, seen = counts_verdict(key, result({0}, "week", [("2025-W14", 1.8), ("2025-W15", 1.2)]), POSITIONS, FRAME)
+    assert v == "right" and seen["counts"] == {"2025-W14": [2, 2], "2025-W15": [1, 1]}
     by_session = {**key, "period": "session"}  # the same turns grouped by session: 0, 0, 2
     v, seen = counts_verdict(by_session, result({0, 1, 4}), POSITIONS, FRAME)
     assert v == "right" and seen["counts"] == {"0": [2, 2], "2": [1, 1]}

@@ -37,7 +37,6 @@ from retrieval.config import option, parse_command
 from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.data.paths import default_cache_dir
 from retrieval.llm.base import LLMBackend
-from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.relevance.choices import PACKAGED
 from retrieval.memory.relevance.rerank import Reranker, relevance_model
 from retrieval.memory.table_ops import execute
@@ -57,20 +56,10 @@ from retrieval.trends.relevance import (
     reference_threshold,
 )
 from retrieval.trends.result import PeriodCount, TrendResult
+from retrieval.trends.scores import FEEDBACK, check_feedback, topic_scores, topic_vector
+from retrieval.trends.topic_turns import load_topic_model, topic_probabilities
 
 CONFIRM_METHODS = ("none", "stratified", "binary")
-# the documents a topic's query is moved toward before scoring (topic_vector, --feedback): Rocchio's pseudo-relevance
-# feedback at the depth it is usually run with. Off by default: on the planted topics it makes the reference threshold
-# count nearly as well as a labelled one, and the default mixture threshold worse (docs/trends.md)
-FEEDBACK = 10
-
-
-def check_feedback(feedback: int, flag: str = "feedback") -> None:
-    """A ValueError naming ``flag`` when ``feedback`` (documents to move the query toward) is negative."""
-    if feedback < 0:
-        raise ValueError(f"{flag} {feedback}: the number of documents to move the query toward (0: none)")
-
-
 # ---- the analysis ----------------------------------------------------------------------------------------------
 @dataclass
 class TrendConfig:
@@ -82,10 +71,13 @@ class TrendConfig:
     end: str | None = option(None, "window end (exclusive), ISO 8601")
     now: str | None = option(None, "reference time for relative phrases (default: the last document)")
     threshold: str = option("mixture", "how relevance is decided (mixture: where the scores' topic tail begins, "
-        "never below the null; relevance: the memory's learned relevance model, with --relevance)",
+        "never below the null; relevance: the memory's learned relevance model, with --relevance; turns: the sum of "
+        "the per-turn topic model's probabilities, with --topic-model)",
         choices=THRESHOLD_METHODS)
     relevance: str = option(PACKAGED, "for --threshold relevance: the relevance model, packaged (the memory's "
         "default) or a folder (python -m train.memory_relevance)")
+    topic_model: str = option(PACKAGED, "for --threshold turns: the per-turn topic model, packaged (trained on the "
+        "user trial's development chats) or a folder (python -m train.topic_turns)")
     count_rule: str = option("count", "for --threshold relevance: count the documents at p >= 0.5 (count) or sum "
         "the probabilities (expected)", choices=COUNT_RULES)
     feedback: int = option(0, f"pseudo-relevance feedback: score with the topic's query moved toward its N closest "
@@ -119,28 +111,8 @@ class TrendConfig:
             raise ValueError("threshold 'reference' needs reference: a file of documents not about the topic")
         if self.threshold == "relevance" and not self.relevance:
             raise ValueError("threshold 'relevance' needs relevance: packaged or a relevance model folder")
-        if self.threshold == "relevance" and self.confirm != "none":
-            raise ValueError("LLM confirmation works on cosine scores: it cannot follow threshold 'relevance'")
-
-
-def topic_vector(table: ConversationTable, topic: str, feedback: int = 0) -> np.ndarray:
-    """The topic's query embedding (1, D), moved toward the mean embedding of its ``feedback`` closest documents
-    and normalised (Rocchio's pseudo-relevance feedback, query and documents weighted alike): a topic named in two
-    words ("electric cars") is said in many ("the new battery on my cousin's Tesla"); 0: the query alone."""
-    q = table.encode_query(topic)
-    if not feedback or not len(table):
-        return q
-    top = [i for i, _ in table.rank(q, k=min(feedback, len(table)))]
-    docs = table.require_encoder().encode_documents(table.frame.loc[top, "text"].astype(str).tolist())
-    v = q[0] + docs.mean(axis=0)
-    return (v / np.linalg.norm(v))[None, :].astype(np.float32)
-
-
-def topic_scores(table: ConversationTable, topic: str, feedback: int = 0) -> pd.Series:
-    """Cosine of the topic (:func:`topic_vector`) to every document of the table: (N,) Series indexed by
-    response_idx."""
-    hits = table.rank(topic_vector(table, topic, feedback), k=len(table))
-    return pd.Series(dict(hits), dtype=np.float64).reindex(table.frame.index)
+        if self.threshold in ("relevance", "turns") and self.confirm != "none":
+            raise ValueError(f"LLM confirmation works on cosine scores: it cannot follow threshold '{self.threshold}'")
 
 
 def read_labelled(path: str | Path) -> list[tuple[str | None, str | None, bool]]:
@@ -167,6 +139,8 @@ def decide_threshold(config: TrendConfig, scores: pd.Series, corpus: Corpus, top
     if config.threshold == "relevance":
         cut = 0.5 if config.threshold_value is None else float(config.threshold_value)
         return Threshold(cut, "relevance", {"model": config.relevance, "count_rule": config.count_rule})
+    if config.threshold == "turns":  # the turns shown as counted: those at p >= 0.5
+        return Threshold(0.5, "turns", {"model": config.topic_model, "count_rule": "expected"})
     if config.threshold == "null":
         return null_threshold(scores.to_numpy(), config.alpha)
     if config.threshold == "mixture":
@@ -213,6 +187,9 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     if config.threshold == "relevance" and config.relevance:  # the samples are the most probable ones
         window = model_probabilities(table, query.topic, Reranker(relevance_model(config.relevance)), rows)
         weights = count_weights(window, config.count_rule, threshold.value)
+    elif config.threshold == "turns":  # the expected number of turns about the topic
+        window = topic_probabilities(table, query.topic, load_topic_model(config.topic_model), rows)
+        weights = count_weights(window, "expected")
     else:
         window = scores.loc[rows.index]
         weights = (window >= threshold.value).astype(np.float64)

@@ -22,6 +22,9 @@ Thresholds (all on the cosine between the topic query and each document, higher 
 - ``fixed``: a value given by the user.
 - ``relevance``: not a cosine threshold: the memory's learned relevance model gives each document a probability of
   being about the topic, asked session by session (:mod:`retrieval.trends.model_relevance`).
+- ``turns``: not a cosine threshold either: the learned per-turn topic model (:mod:`retrieval.trends.topic_turns`,
+  trained on chats a person marked) gives each turn a probability of being about the topic, read from it and the
+  turns around it; the count is their sum.
 
 LLM confirmation (``confirm_stratified``) does not assume that relevance is monotone in similarity,
 which the binary search of Temporal Augmented Retrieval (``binary_search_boundary``, kept for
@@ -44,8 +47,9 @@ import numpy as np
 from retrieval.llm.base import LLMBackend
 
 # "relevance": the memory's learned relevance model decides instead of a cosine threshold
-# (retrieval.trends.model_relevance; the Threshold then holds its probability cut, 0.5).
-THRESHOLD_METHODS = ("null", "mixture", "reference", "labelled", "fixed", "relevance")
+# (retrieval.trends.model_relevance; the Threshold then holds its probability cut, 0.5); "turns": the per-turn topic
+# model (retrieval.trends.topic_turns), whose probabilities are summed.
+THRESHOLD_METHODS = ("null", "mixture", "reference", "labelled", "fixed", "relevance", "turns")
 DEFAULT_ALPHA = 0.01
 MIXTURE_MIN = 20  # documents a mixture is fitted on at least (fewer: the null threshold)
 MIXTURE_FIT_MAX = 50_000  # a larger corpus's mixture is fitted on a random sample of this many scores

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -66,14 +67,18 @@ class RelevanceModel:
     candidates: int = CANDIDATES
     training: dict = field(default_factory=dict)
     degree: int = 1
+    # what a subclass over other features changes: the features it reads, its file, the command that trains it
+    FEATURE_NAMES: ClassVar[tuple[str, ...]] = FEATURES
+    FILE: ClassVar[str] = MODEL_FILE
+    TRAIN: ClassVar[str] = "python -m train.memory_relevance"
 
     def __post_init__(self):
         if self.degree not in DEGREES:
             raise DataError(f"relevance model: degree {self.degree!r} is not one of {DEGREES}")
         n = len(input_names(tuple(self.features), self.degree))
-        if tuple(self.features) != FEATURES:
+        if tuple(self.features) != self.FEATURE_NAMES:
             raise DataError(f"relevance model: features {list(self.features)} are not this version's "
-                            f"{list(FEATURES)}; retrain it (python -m train.memory_relevance)")
+                            f"{list(self.FEATURE_NAMES)}; retrain it ({self.TRAIN})")
         if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
             raise DataError(f"relevance model: mean, scale and coef must each have {n} values (degree {self.degree})")
         if not 0.0 <= self.threshold <= 1.0:
@@ -121,10 +126,11 @@ class RelevanceModel:
         return a[:2] == b[:2] and (cast or a[:3] == b[:3])
 
     def save(self, folder: str | Path, card: str | None = None) -> Path:
-        """Write ``relevance.json`` (and, given, the model card ``README.md``) into ``folder``, each atomically."""
+        """Write :attr:`FILE` (``relevance.json``; and, given, the model card ``README.md``) into ``folder``, each
+        atomically."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        write_json(folder / MODEL_FILE, {"format": FORMAT, **asdict(self), "features": list(self.features)},
+        write_json(folder / self.FILE, {"format": FORMAT, **asdict(self), "features": list(self.features)},
                    indent=2)
         if card is not None:
             write_text(folder / "README.md", card)
@@ -134,9 +140,9 @@ class RelevanceModel:
     def load(cls, folder: str | Path) -> RelevanceModel:
         """The model saved in ``folder`` (or the ``relevance.json`` named); a DataError naming what is wrong."""
         path = Path(folder)
-        path = path / MODEL_FILE if path.is_dir() else path
+        path = path / cls.FILE if path.is_dir() else path
         if not path.is_file():
-            raise DataError(f"{path}: no relevance model here (train one: python -m train.memory_relevance)")
+            raise DataError(f"{path}: no relevance model here (train one: {cls.TRAIN})")
         try:
             raw = read_json(path)
         except (DataError, OSError, UnicodeDecodeError) as e:
