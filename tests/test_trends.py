@@ -291,6 +291,13 @@ def test_trend_question_parsing():
     assert parse_trend_question("how much did we go on about the kitchen reno?", now).topic == "kitchen reno"
     q = parse_trend_question("how often did the wedding come up each time we talked", now)
     assert (q.topic, q.period) == ("wedding", "session")
+    # a trend word used as a noun is the topic's ("since his fall", "the job change thing"); "since" itself is not
+    q = parse_trend_question("how much have we been talking about ravi's dad since his fall, session by session?", now,
+                             ["Ravi"])
+    assert (q.topic, q.period) == ("ravi's dad fall", "session")
+    assert parse_trend_question("how often did leo's job change thing come up?", now).topic == "leo's job change"
+    assert parse_trend_question("how did her mood change over time?", now).topic == "mood"
+    assert parse_trend_question("is the talk about electric cars growing?", now).topic == "electric cars"
     with pytest.raises(ValueError, match="names no topic"):
         parse_trend_question("Is it growing?", now)
 

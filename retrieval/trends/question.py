@@ -46,9 +46,13 @@ popular popularity interest interested buzz volume volumes much many less fewer 
 versus vs mentions mention mentioned mentioning saying says still getting gets got going lately recently
 currently period periods daily weekly monthly day days week weeks month months session sessions year years time
 times overall general generally amount number count counts chatter conversation conversations notes tweets posts
-messages documents meeting meetings
+messages documents meeting meetings since
 """.split())
 TOPIC_STOP_WORDS = ENGLISH_STOP_WORDS | TREND_WORDS
+# A trend word used as a noun is the topic's: after a possessive ("since his fall", "ravi's move") or before a noun
+# that stands for the whole affair ("leo's job change thing", "the price rise stuff").
+NOUN_USE = re.compile(r"\b(?:(?:my|your|his|her|its|our|their|[a-z0-9]+'s)\s+([a-z]+)"
+                      r"|([a-z]+)\s+(?:thing|things|stuff|business|saga|situation|drama|news|story|issue)\b)")
 
 
 @dataclass
@@ -83,10 +87,12 @@ SAYING = (r"\s+(?:is\s+|was\s+|has\s+been\s+)?(?:talk|say|said|mention|discuss|b
 
 
 def extract_topic(norm: str, spans: Sequence[tuple[int, int]], speakers: Sequence[str] = ()) -> str | None:
-    """The content words of a normalised question, without time expressions, period and trend words and the
-    speakers' names; None when none is left."""
+    """The content words of a normalised question, without time expressions, period and trend words (unless used
+    as a noun, :data:`NOUN_USE`) and the speakers' names; None when none is left."""
     text = SESSION_PHRASE.sub(" ", PERIOD_PHRASE.sub(" ", blank_spans(norm, spans)))
-    _, words = question_content(text, speakers, generic=TOPIC_STOP_WORDS, word=TOPIC_WORD, name=f"({TOPIC_WORD})")
+    nouns = {w for m in NOUN_USE.finditer(text) for w in m.groups() if w in TREND_WORDS}
+    _, words = question_content(text, speakers, generic=TOPIC_STOP_WORDS - nouns, word=TOPIC_WORD,
+                                name=f"({TOPIC_WORD})")
     return " ".join(words) or None
 
 
