@@ -291,10 +291,13 @@ def test_trend_question_parsing():
     assert parse_trend_question("how much did we go on about the kitchen reno?", now).topic == "kitchen reno"
     q = parse_trend_question("how often did the wedding come up each time we talked", now)
     assert (q.topic, q.period) == ("wedding", "session")
-    # a trend word used as a noun is the topic's ("since his fall", "the job change thing"); "since" itself is not
+    # a trend word used as a noun is the topic's ("his fall", "the job change thing"); "since" and the event a window
+    # starts at are not (retrieval.trends.anchor dates it)
     q = parse_trend_question("how much have we been talking about ravi's dad since his fall, session by session?", now,
                              ["Ravi"])
-    assert (q.topic, q.period) == ("ravi's dad fall", "session")
+    assert (q.topic, q.period, q.since_event) == ("ravi's dad", "session", "his fall")
+    assert parse_trend_question("how often did his fall come up?", now).topic == "fall"
+    assert parse_trend_question("has the wedding come up more since the 5th?", now).since_event is None
     assert parse_trend_question("how often did leo's job change thing come up?", now).topic == "leo's job change"
     assert parse_trend_question("how did her mood change over time?", now).topic == "mood"
     assert parse_trend_question("is the talk about electric cars growing?", now).topic == "electric cars"

@@ -40,6 +40,7 @@ from retrieval.llm.base import LLMBackend
 from retrieval.memory.relevance.choices import PACKAGED
 from retrieval.memory.relevance.rerank import Reranker, relevance_model
 from retrieval.memory.table_ops import execute
+from retrieval.trends.anchor import event_window
 from retrieval.trends.corpus import Corpus, load_corpus
 from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
 from retrieval.trends.periods import PERIOD_COLUMN, PERIODS, auto_period, enumerate_periods
@@ -173,7 +174,8 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     table, frame = corpus.table, corpus.table.frame
     now = as_time(config.now, table.tz) if config.now else table.end.to_pydatetime()
     speakers = sorted(frame["speaker"].unique())
-    query = parse_trend_question(question, now, speakers, config.period, config.topic, config.start, config.end)
+    query = event_window(parse_trend_question(question, now, speakers, config.period, config.topic, config.start,
+                                              config.end), table, now)
     notes = list(query.notes)
     rows = execute(query.ops, frame).rows
     start = query.start or (rows["timestamp"].min() if len(rows) else None)

@@ -53,6 +53,10 @@ TOPIC_STOP_WORDS = ENGLISH_STOP_WORDS | TREND_WORDS
 # that stands for the whole affair ("leo's job change thing", "the price rise stuff").
 NOUN_USE = re.compile(r"\b(?:(?:my|your|his|her|its|our|their|[a-z0-9]+'s)\s+([a-z]+)"
                       r"|([a-z]+)\s+(?:thing|things|stuff|business|saga|situation|drama|news|story|issue)\b)")
+# "since his fall", "since the move": a window that starts at an event, not at a date (dated by the memory:
+# retrieval.trends.anchor); the phrase runs to a comma, the period asked or the end
+SINCE_EVENT = re.compile(r"\bsince\s+((?:my|your|his|her|its|our|their|the|[a-z0-9]+'s)\s+[a-z0-9' -]*?[a-z0-9])"
+                         r"(?=\s*(?:[,.?!;]|$)|\s+(?:per|each|every|by|over|week|month|session|day)\b)")
 
 
 @dataclass
@@ -67,6 +71,7 @@ class TrendQuery:
     end: datetime | None
     ops: list[dict]
     notes: list[str] = field(default_factory=list)
+    since_event: str | None = None  # "his fall" of "since his fall": the window starts when that happened
 
 
 def period_from_question(norm: str) -> str | None:
@@ -156,8 +161,13 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
         ops.append({"op": "between", "column": "timestamp", "ranges": [[lo, hi]]})
     session_exprs = [e for e in resolved if e.session_ids or e.session_positions]
     ops += [op for op in ops_for(session_exprs, now) if "session" in (op.get("column"), op.get("group"))]
+    spans = [e.span for e in expressions]
+    since = next((m for m in SINCE_EVENT.finditer(norm)
+                  if not any(a < m.end() and m.start() < b for a, b in spans)), None)
+    if since is not None:  # the event is no part of the topic ("ravi's dad since his fall": ravi's dad)
+        spans.append(since.span())
     if topic is None:
-        topic = extract_topic(norm, [e.span for e in expressions], speakers)
+        topic = extract_topic(norm, spans, speakers)
         if topic is None:
             raise ValueError(f"the question {question!r} names no topic; pass one (topic=... or --topic)")
         notes.append(f"topic read from the question: {topic!r}")
@@ -167,4 +177,5 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
         notes.append(f"counting what {who} says only")
     if period == "auto":
         period = period_from_question(norm) or ("session" if session_exprs else "auto")
-    return TrendQuery(question, topic, period, w_start, w_end, ops, notes)
+    return TrendQuery(question, topic, period, w_start, w_end, ops, notes,
+                      since.group(1) if since is not None and start is None else None)
