@@ -14,10 +14,12 @@ def count_metrics(estimated: Sequence[float], true: Sequence[float]) -> dict[str
 
     est, tru = np.asarray(estimated, dtype=float), np.asarray(true, dtype=float)
     out: dict[str, float | None] = {"mae": float(np.abs(est - tru).mean()), "bias": float((est - tru).mean())}
-    # The share of the periods that hold the topic whose count is within 15 % of the truth (what a person would call
-    # right), and the whole window's count error as a share of its true total.
+    # The share of the periods that hold the topic whose count, stated as a whole number (an expected count, a sum of
+    # probabilities, is said rounded, as the user trial scores it), is within 15 % of the truth (what a person would
+    # call right), and the whole window's count error as a share of its true total.
     held = tru > 0
-    out["within_15"] = float((np.abs(est - tru)[held] <= 0.15 * tru[held]).mean()) if held.any() else None
+    stated = np.round(est)
+    out["within_15"] = float((np.abs(stated - tru)[held] <= 0.15 * tru[held]).mean()) if held.any() else None
     out["total_error"] = float(abs(est.sum() - tru.sum()) / tru.sum()) if tru.sum() > 0 else None
     varied = len(est) > 2 and np.ptp(est) > 0 and np.ptp(tru) > 0
     out["pearson"] = float(pearsonr(est, tru).statistic) if varied else None

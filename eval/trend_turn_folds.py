@@ -19,6 +19,7 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -27,8 +28,10 @@ from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
+from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.trends.analysis import TrendConfig, analyse_trend
 from retrieval.trends.periods import PERIOD_COLUMN
+from retrieval.trends.planted import PLANTED_LOG, planted_turn_rows
 from retrieval.trends.topic_labels import labelled_topics
 from retrieval.trends.topic_turns import FEATURES, TopicTurnModel, turn_features
 
@@ -41,6 +44,11 @@ class TrendTurnArguments:
 
     chats: list[str] = option(help="chat folders, each with chat.jsonl and questions.jsonl (counts keys)")
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
+    planted_log: str = option(PLANTED_LOG, "a planted Zyphra log learned from in every fold, as train.topic_turns "
+                              "learns from it ('' for the chats alone)")
+    data_dir: str = data_dir_option("zyphra_temporal/ (for --planted-log)")
+    cache_dir: str = option(help="embedding cache of the planted log ('' for none)",
+                            default_factory=lambda: default_cache_dir("trends"))
     output: str | None = option(None, "write every question's figures as JSON here")
 
 
@@ -78,10 +86,12 @@ def run(args: TrendTurnArguments) -> dict:
         raise DataError("--chats: leave-one-chat-out needs two chats or more")
     encoder = load_encoder(args.encoder)
     data = [e for c in args.chats for e in examples(c, encoder)]
+    planted = [planted_turn_rows(Path(args.data_dir) / "zyphra_temporal", args.planted_log, encoder,
+                                 args.cache_dir or None)] if args.planted_log else []
     rows, summary = [], defaultdict(list)
     for chat in dict.fromkeys(e["chat"] for e in data):
-        train = [e for e in data if e["chat"] != chat]
-        model = TopicTurnModel.fit(np.concatenate([e["x"] for e in train]), np.concatenate([e["y"] for e in train]))
+        train = [(e["x"], e["y"]) for e in data if e["chat"] != chat] + planted
+        model = TopicTurnModel.fit(np.concatenate([x for x, _ in train]), np.concatenate([y for _, y in train]))
         for e in (e for e in data if e["chat"] == chat):
             p = model.probabilities(e["x"])
             methods = {"learned, expected count": p, "learned, p >= 0.5": (p >= 0.5).astype(float),
@@ -92,7 +102,7 @@ def run(args: TrendTurnArguments) -> dict:
             for m in methods:
                 for k, v in row[m].items():
                     summary[m, k].append(v)
-    return {"chats": args.chats, "features": list(FEATURES), "questions": rows,
+    return {"chats": args.chats, "planted_log": args.planted_log or None, "features": list(FEATURES), "questions": rows,
             "summary": {m: {k: round(float(np.mean(summary[m, k])), 3) for k in ("within", "mae", "ratio")}
                         for m in dict.fromkeys(m for m, _ in summary)}}
 
@@ -105,8 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except INPUT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    also = f" and planted log {args.planted_log}" if args.planted_log else ""
     print(f"{len(report['questions'])} trend questions over {len(args.chats)} chats, each chat counted by a model "
-          "fitted on the others")
+          f"fitted on the others{also}")
     print(f"{'method':<26}{'periods within 15 %':>20}{'count error / period':>22}{'counted / key':>15}")
     for m, s in report["summary"].items():
         print(f"{m:<26}{100 * s['within']:>19.1f}%{s['mae']:>22.2f}{s['ratio']:>15.2f}")

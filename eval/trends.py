@@ -6,7 +6,7 @@
 
 For every Zyphra log (real LoCoMo conversations), five topics the conversations never discuss are planted
 as extra utterances inside the log's sessions, each topic with its own rate pattern over time (rising,
-falling, spike, flat, step; :mod:`eval.planted_topics`), plus near misses that share the topics' words.
+falling, spike, flat, step; :mod:`retrieval.trends.planted`), plus near misses that share the topics' words.
 The truth for a topic is its planted utterances; the real utterances and near misses count as not relevant
 (where the encoder scores a real utterance above the threshold, that is reported as a false positive, not
 excused). Per period (day/week/month/session) it compares the estimated count with the true one: mean
@@ -42,7 +42,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from eval.planted_topics import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, plant_topics
 from eval.relevance_folds import fold_relevance, model_for
 from eval.report import run_cli
 from eval.results import Headline, write_results
@@ -50,13 +49,13 @@ from eval.trend_metrics import count_metrics, decision_metrics, summarise
 from eval.trend_report import print_summary
 from retrieval.atomic import save_with, write_json
 from retrieval.config import option, parse_config, write_config
-from retrieval.data.conversation_log import Utterance, load_log
+from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import LOCOMO_FILE, data_dir_option, default_cache_dir
-from retrieval.memory.conversation_table import ConversationTable, utterance_frame
+from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.relevance.rerank import Reranker
-from retrieval.search.cached_index import cached_index
 from retrieval.trends.analysis import FEEDBACK, PERIOD_COLUMN, check_feedback, enumerate_periods, topic_scores
 from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
+from retrieval.trends.planted import CALIBRATION_FRAMES, TEST_FRAMES, TOPICS, build_table, plant_topics
 from retrieval.trends.relevance import (
     binary_search_boundary,
     confirm_stratified,
@@ -74,16 +73,6 @@ NULL_ALPHAS = (0.01, 0.001, 0.05)
 
 
 # ---- planting -------------------------------------------------------------------------------------------------
-def build_table(utterances: Sequence[Utterance], encoder, cache_dir: str | None) -> ConversationTable:
-    """A conversation table whose real and planted texts are embedded (and cached) separately, so the
-    real log's embeddings are computed once however often it is planted into."""
-    real = [u for u in utterances if not u.turn_id.startswith("planted:")]
-    planted = [u for u in utterances if u.turn_id.startswith("planted:")]
-    index = cached_index(encoder, [u.text for u in real + planted], [u.response_idx for u in real + planted],
-                         cache_dir, chunks=[len(real), len(planted)])
-    return ConversationTable(utterance_frame(utterances), index, encoder)
-
-
 def export_documents(table: ConversationTable, truth: dict[int, str], path: str | Path) -> None:
     """The planted table as a CSV of ``id, text, timestamp, source, session, truth``."""
     frame = table.frame
@@ -278,8 +267,9 @@ class TrendsEvalArguments:
         "model_relevance), each log by the model of the leave-conversations-out fold that never saw it; its count "
         "rule chosen on the calibration log (eval.relevance_folds)")
     locomo: str = option(str(LOCOMO_FILE), "LoCoMo JSON: training data of the --folds models ('' for Zyphra only)")
-    topic_model: str | None = option(None, "also count with the per-turn topic model (retrieval.trends.topic_turns: "
-        "'packaged', trained on the user trial's chats and never on these logs, or a folder): the sum of its "
+    topic_model: str | None = option("packaged", "also count with the per-turn topic model, the trend analysis's "
+        "default over conversations (retrieval.trends.topic_turns: 'packaged', trained on the user trial's chats and "
+        "the calibration log's planted turns, never on these logs; or a folder; '' to leave it out): the sum of its "
         "probabilities, row 'turns'")
 
     def __post_init__(self) -> None:
@@ -309,6 +299,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
                  for topic, spec in TOPICS.items() for f in {args.feedback, 0, FEEDBACK}}
     relevance = fold_trend_relevance(args, encoder, folder, cal_table, cal_truth) if args.folds else None
     topic_model = load_topic_model(args.topic_model) if args.topic_model else None
+    if topic_model is not None and args.topic_model == "packaged" and not topic_model.fits_encoder(encoder.identity):
+        print(f"no 'turns' row: the packaged topic model is for encoder {topic_model.training.get('encoder')}, not "
+              f"{encoder.identity} (--topic-model FOLDER: one trained for it)", flush=True)
+        topic_model = None
     backend = None
     if args.llm_topics:
         from retrieval.llm import load_backend
@@ -365,16 +359,19 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 def headline(summary: dict, n_logs: int) -> list[Headline]:
-    """README's row: the default (mixture) threshold's count error per month, beside counting every document (what
-    the original counts), the null threshold (the default before it) and the global top K."""
+    """README's row: the default count's error per month (over a conversation, the per-turn topic model's, else the
+    mixture threshold's), beside counting every document (what the original counts), the mixture threshold, the
+    null threshold (the default before it) and the global top K."""
     month = summary.get("month", {})
-    if "mixture" not in month:
+    default = "turns" if "turns" in month else "mixture"
+    if default not in month:
         return []
-    base = {name: month[m]["mae"] for m, name in (("all_docs", "all documents"), ("null", "null threshold"),
-                                                   ("global_topk", "global top-K")) if m in month}
-    return [Headline(f"Trends: 5 topics planted at known rates in {n_logs} Zyphra logs ({month['mixture']['n']} "
-                     "log-topic pairs)", "count error per month, MAE (lower is better)", month["mixture"]["mae"],
-                     base, "none published for this test", 1, 2)]
+    base = {name: month[m]["mae"] for m, name in (("all_docs", "all documents"), ("mixture", "mixture threshold"),
+                                                   ("null", "null threshold"), ("global_topk", "global top-K"))
+            if m in month and m != default}
+    metric = "count error per month, MAE (lower is better)" + (", per-turn topic model" if default == "turns" else "")
+    return [Headline(f"Trends: 5 topics planted at known rates in {n_logs} Zyphra logs ({month[default]['n']} "
+                     "log-topic pairs)", metric, month[default]["mae"], base, "none published for this test", 1, 2)]
 
 
 def cli() -> int:

@@ -24,14 +24,14 @@ from retrieval.trends.relevance import THRESHOLD_METHODS
 
 WITHIN = 0.15  # the issue's "within 15 % per period"
 # the thresholds a trial can ask for without more input (a reference corpus, labels or a value)
-TREND_THRESHOLDS = tuple(m for m in THRESHOLD_METHODS if m in ("mixture", "null", "relevance", "turns"))
+TREND_THRESHOLDS = tuple(m for m in THRESHOLD_METHODS if m in ("auto", "mixture", "null", "relevance", "turns"))
 
 
 def within(key: float, counted: float) -> bool:
     return counted == 0 if key == 0 else abs(counted - key) <= WITHIN * key
 
 
-def ask_trend(memory, q: dict, threshold: str = "mixture"):
+def ask_trend(memory, q: dict, threshold: str = "auto"):
     """The trend analysis of ``q["question"]`` over ``memory``'s table, at the question's ``now``."""
     config = TrendConfig(now=q.get("now"), threshold=threshold)
     return analyse_trend(Corpus(memory.table, path="trial"), q["question"], config)

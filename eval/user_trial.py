@@ -87,7 +87,7 @@ class TrialArguments:
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
     relevance: str = option(AUTO, "both memories (the packaged model was trained on the open data, never on a "
         "trial chat): " + RELEVANCE_HELP)
-    trend_threshold: str = option("mixture", "how the trend questions (counts keys) decide which turns are about "
+    trend_threshold: str = option("auto", "how the trend questions (counts keys) decide which turns are about "
         "their topic: the trend analysis's --threshold", choices=TREND_THRESHOLDS)
     output: str | None = option(None, "write every question's answer and verdict as JSON here")
     results: str | None = option(None, "a results file for README's table (results/NAME.json: eval.results)")
@@ -179,7 +179,7 @@ def ask_after_history(memory: TemporalMemory, q: dict):
 
 
 def ask_all(memory: TemporalMemory, questions: list[dict], positions: dict[str, int],
-            trend_threshold: str = "mixture") -> list[dict]:
+            trend_threshold: str = "auto") -> list[dict]:
     out = []
     for q in questions:
         counts = q["key"]["expect"] == "counts"

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -62,7 +64,8 @@ def test_the_training_command_writes_a_model_that_counts_a_trend(tmp_path, tiny_
     from train.topic_turns import main
 
     chats = [write_chat(tmp_path / f"chat{n}", minute=10 * n) for n in range(2)]
-    assert main(["--chats", *map(str, chats), "--encoder", tiny_backbone, "--output-dir", str(tmp_path / "model")]) == 0
+    assert main(["--chats", *map(str, chats), "--encoder", tiny_backbone, "--output-dir", str(tmp_path / "model"),
+                 "--planted-log", ""]) == 0
     model = TopicTurnModel.load(tmp_path / "model")
     assert model.features == FEATURES and model.training["about"] == 8 and model.training["topics"] == 2
     assert (tmp_path / "model" / "README.md").read_text().startswith("---")
@@ -72,6 +75,38 @@ def test_the_training_command_writes_a_model_that_counts_a_trend(tmp_path, tiny_
     p = model.probabilities(turn_features(corpus.table, "job search"))
     assert result.threshold.method == "turns" and result.n_relevant == pytest.approx(p.sum())  # the expected count
     assert result.counted_ids() == set(np.flatnonzero(p >= 0.5).tolist())
+    # the default (auto) counts a conversation by the topic model when it was trained with the corpus's encoder
+    auto = analyse_trend(corpus, "how often did the job search come up?", replace(config, threshold="auto"))
+    assert auto.threshold.method == "turns" and auto.n_relevant == pytest.approx(p.sum())
+    assert any(n.startswith("counted by the per-turn topic model") for n in auto.notes)
+
+
+def test_auto_counts_by_the_mixture_where_the_topic_model_does_not_apply(tmp_path, tiny_backbone):
+    encoder = load_encoder(tiny_backbone)
+    chat = load_corpus(write_chat(tmp_path / "chat") / "chat.jsonl", encoder)  # the packaged model: another encoder
+    result = analyse_trend(chat, "how often did the job search come up?", TrendConfig(now="2025-04-14T12:00:00+01:00"))
+    assert result.threshold.method == "mixture"
+    assert "counted by the cosine scores' mixture (the topic model was trained with another encoder)" in result.notes
+    notes = tmp_path / "notes.jsonl"  # one writer's notes: no conversation
+    notes.write_text("".join(json.dumps({"text": t, "timestamp": f"2025-04-{1 + i:02d}T10:00:00+01:00"}) + "\n"
+                             for i, t in enumerate(TEXTS)))
+    config = TrendConfig(now="2025-04-14T12:00:00+01:00", topic_model=str(tmp_path / "none"))  # never loaded
+    result = analyse_trend(load_corpus(notes, encoder), "how often did the job search come up?", config)
+    assert "counted by the cosine scores' mixture (the documents are no conversation)" in result.notes
+
+
+def test_a_planted_log_gives_the_topic_model_rows_to_learn_from(tiny_backbone):
+    from retrieval.data.conversation_log import load_log
+    from retrieval.data.paths import ZYPHRA_DIR
+    from retrieval.trends.planted import CALIBRATION_FRAMES, PLANTED_LOG, TOPICS, plant_topics, planted_turn_rows
+
+    if not (ZYPHRA_DIR / "ConversationData" / f"{PLANTED_LOG}.json").is_file():
+        pytest.skip("the Zyphra data is not beside the repository")
+    x, y = planted_turn_rows(ZYPHRA_DIR, PLANTED_LOG, load_encoder(tiny_backbone), None)
+    utterances, truth, _ = plant_topics(load_log(ZYPHRA_DIR / "ConversationData" / f"{PLANTED_LOG}.json"),
+                                        CALIBRATION_FRAMES, random.Random(f"0:{PLANTED_LOG}"))
+    assert x.shape == (len(TOPICS) * len(utterances), len(FEATURES)) and np.isfinite(x).all()
+    assert y.sum() == sum(label in TOPICS for label in truth.values())  # planted turns; near misses are not
 
 
 def test_the_packaged_model_loads_and_refuses_another_encoders_corpus(tmp_path, tiny_backbone):

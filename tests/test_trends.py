@@ -378,7 +378,7 @@ def test_planting_records_the_truth():
     t0 = datetime(2023, 1, 1, tzinfo=UTC)
     utts = [Utterance(i, 1 + i // 50, "A" if i % 2 else "B", t0 + timedelta(days=i // 50, minutes=i), f"hello {i}")
             for i in range(500)]
-    from eval.planted_topics import TEST_FRAMES
+    from retrieval.trends.planted import TEST_FRAMES
 
     out, truth, specs = plant_topics(utts, TEST_FRAMES, random.Random(0), peak=0.2)
     assert len(out) == 500 + len(truth) and set(specs) == {"electric_cars", "crypto", "metaverse", "solar", "election"}

@@ -16,12 +16,15 @@ import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import DataError, run_cli
+from retrieval.data.paths import data_dir_option, default_cache_dir
+from retrieval.trends.planted import PLANTED_LOG, planted_turn_rows
 from retrieval.trends.topic_labels import LabelledTopic, labelled_topics
 from retrieval.trends.topic_turns import FEATURES, TopicTurnModel, turn_features
 
@@ -38,6 +41,12 @@ class TopicTurnArguments:
     encoder: str | None = option(None, "dual encoder (default: packaged MiniLM); a model is for the encoder it was "
                                  "trained with")
     c: float = option(1.0, "the logistic regression's inverse L2 strength")
+    planted_log: str = option(PLANTED_LOG, "a Zyphra log planted with topics as eval.trends plants its calibration "
+        "log (its frames, its seed): its planted turns are learned from too, so the model knows a topic said in one "
+        "turn among others as well as a chat's threads ('' for the chats alone)")
+    data_dir: str = data_dir_option("zyphra_temporal/ (for --planted-log)")
+    cache_dir: str = option(help="embedding cache of the planted log ('' for none)",
+                            default_factory=lambda: default_cache_dir("trends"))
     package_dir: str | None = option(None, "also write the model and its card here: retrieval/trends/packaged is the "
         "model --threshold turns uses by default (--topic-model packaged)")
 
@@ -53,6 +62,9 @@ def training_rows(topics: Sequence[LabelledTopic]) -> tuple[np.ndarray, np.ndarr
 def card(model: TopicTurnModel) -> str:
     t = model.training
     weights = "\n".join(f"| `{f}` | {w:+.3f} |" for f, w in zip(model.features, model.coef))
+    p = t.get("planted")
+    planted = (f", and Zyphra log {p['log']} planted with five topics as `eval.trends` plants its calibration log "
+               f"({p['rows']} turn-topic rows, {p['about']} planted)") if p else ""
     return f"""---
 library_name: ctbls
 language: en
@@ -66,9 +78,9 @@ logistic regression over {len(model.features)} features of the turn and of the t
 counts a topic as the sum of these probabilities (`--threshold turns`).
 
 Trained on {t.get('topics')} topics marked by a person in the chats {', '.join(t.get('chats', []))}
-({t.get('turns')} turns, {t.get('about')} about their topic), encoder `{t.get('encoder')}`, C = {t.get('c')}.
-Scored leave one chat out by `python -m eval.trend_turn_folds` (docs/trends.md); figures on these chats with this
-model are in-sample.
+({t.get('turns')} turns, {t.get('about')} about their topic){planted}, encoder `{t.get('encoder')}`,
+C = {t.get('c')}. Scored leave one chat out by `python -m eval.trend_turn_folds` and on the other planted logs by
+`python -m eval.trends --topic-model` (docs/trends.md); figures on these chats and this log are in-sample.
 
 | input | weight (standardised) |
 |---|---|
@@ -85,14 +97,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     x, y = training_rows(topics)
     training = {"chats": list(dict.fromkeys(t.chat for t in topics)), "topics": len(topics), "turns": len(y),
                 "about": int(y.sum()), "c": args.c, "encoder": encoder.identity, "features": list(FEATURES)}
+    if args.planted_log:
+        px, py = planted_turn_rows(Path(args.data_dir) / "zyphra_temporal", args.planted_log, encoder,
+                                   args.cache_dir or None)
+        x, y = np.concatenate([x, px]), np.concatenate([y, py])
+        training["planted"] = {"log": args.planted_log, "rows": len(py), "about": int(py.sum())}
     model = TopicTurnModel.fit(x, y, c=args.c, training=training)
     folder = model.save(args.output_dir, card(model))
     if args.package_dir:
         model.save(args.package_dir, card(model))
     write_config(args)
     also = f" and {args.package_dir}" if args.package_dir else ""
-    print(f"topic-turn model: {len(topics)} topics of {len(training['chats'])} chats, {len(y)} turns "
-          f"({training['about']} about their topic); wrote {folder}{also}")
+    print(f"topic-turn model: {len(topics)} topics of {len(training['chats'])} chats, {training['turns']} turns "
+          f"({training['about']} about their topic)"
+          + (f", and {training['planted']['rows']} rows of planted log {args.planted_log}" if args.planted_log else "")
+          + f"; wrote {folder}{also}")
     return 0
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -71,14 +71,15 @@ class TrendConfig:
     start: str | None = option(None, "window start, ISO 8601 (default: from the question, else the first document)")
     end: str | None = option(None, "window end (exclusive), ISO 8601")
     now: str | None = option(None, "reference time for relative phrases (default: the last document)")
-    threshold: str = option("mixture", "how relevance is decided (mixture: where the scores' topic tail begins, "
-        "never below the null; relevance: the memory's learned relevance model, with --relevance; turns: the sum of "
-        "the per-turn topic model's probabilities, with --topic-model)",
+    threshold: str = option("auto", "how relevance is decided (auto: turns over a conversation whose encoder the "
+        "topic model was trained with, else mixture; mixture: where the scores' topic tail begins, never below the "
+        "null; relevance: the memory's learned relevance model, with --relevance; turns: the sum of the per-turn "
+        "topic model's probabilities, with --topic-model)",
         choices=THRESHOLD_METHODS)
     relevance: str = option(PACKAGED, "for --threshold relevance: the relevance model, packaged (the memory's "
         "default) or a folder (python -m train.memory_relevance)")
-    topic_model: str = option(PACKAGED, "for --threshold turns: the per-turn topic model, packaged (trained on the "
-        "user trial's development chats) or a folder (python -m train.topic_turns)")
+    topic_model: str = option(PACKAGED, "for --threshold turns / auto: the per-turn topic model, packaged (trained on "
+        "the user trial's development chats and a planted Zyphra log) or a folder (python -m train.topic_turns)")
     count_rule: str = option("count", "for --threshold relevance: count the documents at p >= 0.5 (count) or sum "
         "the probabilities (expected)", choices=COUNT_RULES)
     feedback: int = option(0, f"pseudo-relevance feedback: score with the topic's query moved toward its N closest "
@@ -164,19 +165,38 @@ def decide_threshold(config: TrendConfig, scores: pd.Series, corpus: Corpus, top
     return labelled_threshold([x for x, r in zip(s, relevant) if r], [x for x, r in zip(s, relevant) if not r])
 
 
+def count_method(config: TrendConfig, table) -> tuple[TrendConfig, str | None]:
+    """``config`` with its ``auto`` threshold decided, and the note saying how: ``turns`` (the per-turn topic model,
+    trained on conversations) where the rows are a conversation (two speakers or more, sessions of two turns or more
+    on average), the model was trained with the table's encoder and no LLM confirmation is asked (it confirms cosine
+    scores); else ``mixture``."""
+    if config.threshold != "auto":
+        return config, None
+    frame = table.frame
+    conversation = frame["speaker"].nunique() >= 2 and len(frame) >= 2 * frame["session"].nunique()
+    encoder = table.encoder_id or table.require_encoder().identity
+    fits = conversation and load_topic_model(config.topic_model).fits_encoder(encoder)
+    if conversation and fits and config.confirm == "none":
+        return replace(config, threshold="turns"), ("counted by the per-turn topic model (turns; --threshold "
+                                                    "mixture counts by the cosine scores' mixture)")
+    why = ("the documents are no conversation" if not conversation else "the topic model was trained with another "
+           "encoder" if not fits else "LLM confirmation confirms cosine scores")
+    return replace(config, threshold="mixture"), f"counted by the cosine scores' mixture ({why})"
+
+
 def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = None,
                   backend: LLMBackend | None = None) -> TrendResult:
     """Count, per period of the window, the documents relevant to the question's topic, and sample them.
 
     ``backend`` (an LLM backend) is used only when ``config.confirm`` is not "none".
     """
-    config = config or TrendConfig()
+    config, how = count_method(config or TrendConfig(), corpus.table)
     table, frame = corpus.table, corpus.table.frame
     now = as_time(config.now, table.tz) if config.now else table.end.to_pydatetime()
     speakers = sorted(frame["speaker"].unique())
     query = event_window(parse_trend_question(question, now, speakers, config.period, config.topic, config.start,
                                               config.end), table, now)
-    notes = list(query.notes)
+    notes = list(query.notes) + ([how] if how else [])
     rows = execute(query.ops, frame).rows
     start = query.start or (rows["timestamp"].min() if len(rows) else None)
     end = query.end or (rows["timestamp"].max() if len(rows) else None)

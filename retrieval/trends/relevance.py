@@ -48,8 +48,9 @@ from retrieval.llm.base import LLMBackend
 
 # "relevance": the memory's learned relevance model decides instead of a cosine threshold
 # (retrieval.trends.model_relevance; the Threshold then holds its probability cut, 0.5); "turns": the per-turn topic
-# model (retrieval.trends.topic_turns), whose probabilities are summed.
-THRESHOLD_METHODS = ("null", "mixture", "reference", "labelled", "fixed", "relevance", "turns")
+# model (retrieval.trends.topic_turns), whose probabilities are summed; "auto": "turns" over a conversation whose
+# encoder the model was trained with, else "mixture" (retrieval.trends.analysis.count_method)
+THRESHOLD_METHODS = ("auto", "null", "mixture", "reference", "labelled", "fixed", "relevance", "turns")
 DEFAULT_ALPHA = 0.01
 MIXTURE_MIN = 20  # documents a mixture is fitted on at least (fewer: the null threshold)
 MIXTURE_FIT_MAX = 50_000  # a larger corpus's mixture is fitted on a random sample of this many scores

@@ -9,6 +9,10 @@ without being about it ("my car broke down", "the solar eclipse"): they count as
 Rate patterns say how a topic's share of the utterances changes over a log's time span (position t in
 [0, 1]): rising, falling, a spike, flat, and absent-then-appearing (a step). None of this is tuned to a method.
 :func:`plant_topics` adds the topics' utterances to a log's sessions at those rates and records the truth.
+
+``python -m eval.trends`` counts them; :func:`planted_turn_rows` gives the per-turn topic model
+(:mod:`retrieval.trends.topic_turns`) the calibration log's planted turns to learn from (``train.topic_turns``), so
+it sees a topic said in single turns among others as well as the user trials' chats' threads.
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 
-from retrieval.data.conversation_log import Utterance
+from retrieval.data.conversation_log import Utterance, load_log
+from retrieval.memory.conversation_table import ConversationTable, utterance_frame
+from retrieval.search.cached_index import cached_index
+from retrieval.trends.topic_turns import turn_features
 
 FRAMES = [
     "I've been reading a lot about {s} lately.",
@@ -98,6 +106,7 @@ TOPICS: dict[str, dict[str, list[str] | str]] = {
     },
 }
 
+PLANTED_LOG = "26"  # the log eval.trends calibrates on (never one it reports on), and the per-turn model learns from
 PATTERNS = ("rising", "falling", "spike", "flat", "step")
 
 
@@ -137,16 +146,16 @@ def plant_topics(utterances: Sequence[Utterance], frames: list[str], rng: random
         by_session.setdefault(u.session, []).append(u)
     t0, t1 = min(u.timestamp for u in utterances), max(u.timestamp for u in utterances)
     patterns = dict(zip(TOPICS, rng.sample(PATTERNS, len(PATTERNS))))
-    specs = {topic: {"pattern": p, "centre": round(rng.uniform(0.3, 0.7), 3), "peak": peak}
-             for topic, p in patterns.items()}
+    centres = {topic: round(rng.uniform(0.3, 0.7), 3) for topic in patterns}
+    specs = {topic: {"pattern": p, "centre": centres[topic], "peak": peak} for topic, p in patterns.items()}
     out, truth = list(utterances), {}
     next_id = max(u.response_idx for u in utterances) + 1
     for session, turns in sorted(by_session.items()):
         start, end = turns[0].timestamp, turns[-1].timestamp
         t = (start - t0) / (t1 - t0) if t1 > t0 else 0.0
         speakers = sorted({u.speaker for u in turns})
-        for topic, spec in specs.items():
-            n_topic = nrng.poisson(pattern_rate(spec["pattern"], t, peak, spec["centre"]) * len(turns))
+        for topic, p in patterns.items():
+            n_topic = nrng.poisson(pattern_rate(p, t, peak, centres[topic]) * len(turns))
             n_miss = nrng.poisson(near_miss_rate * len(turns))
             texts = [(topic, topic_sentence(topic, frames, rng)) for _ in range(n_topic)]
             texts += [(f"near_miss:{topic}", rng.choice(TOPICS[topic]["near_misses"])) for _ in range(n_miss)]
@@ -157,3 +166,27 @@ def plant_topics(utterances: Sequence[Utterance], frames: list[str], rng: random
                 truth[next_id] = label
                 next_id += 1
     return out, truth, specs
+
+
+def build_table(utterances: Sequence[Utterance], encoder, cache_dir: str | None) -> ConversationTable:
+    """A conversation table whose real and planted texts are embedded (and cached) separately, so the
+    real log's embeddings are computed once however often it is planted into."""
+    real = [u for u in utterances if not u.turn_id.startswith("planted:")]
+    planted = [u for u in utterances if u.turn_id.startswith("planted:")]
+    index = cached_index(encoder, [u.text for u in real + planted], [u.response_idx for u in real + planted],
+                         cache_dir, chunks=[len(real), len(planted)])
+    return ConversationTable(utterance_frame(utterances), index, encoder)
+
+
+def planted_turn_rows(zyphra_folder: str | Path, log: str, encoder, cache_dir: str | None, seed: int = 0,
+                      peak: float = 0.08) -> tuple[np.ndarray, np.ndarray]:
+    """Training rows for the per-turn topic model (:mod:`retrieval.trends.topic_turns`) from a planted log: Zyphra
+    log ``log`` of ``zyphra_folder`` (its ``ConversationData/``) planted with :data:`CALIBRATION_FRAMES` as
+    ``eval.trends`` plants its calibration log (the same seed, the same table), every turn's features against each
+    topic's query and whether it is one of that topic's planted turns (near misses and real turns are not)."""
+    path = Path(zyphra_folder) / "ConversationData" / f"{log}.json"
+    utterances, truth, _ = plant_topics(load_log(path), CALIBRATION_FRAMES, random.Random(f"{seed}:{log}"), peak)
+    table = build_table(utterances, encoder, cache_dir)
+    x = [turn_features(table, str(spec["query"])) for spec in TOPICS.values()]
+    y = [np.array([float(truth.get(i) == topic) for i in table.frame.index]) for topic in TOPICS]
+    return np.concatenate(x), np.concatenate(y)
