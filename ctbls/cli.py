@@ -45,8 +45,9 @@ def _flag_given(argv: Sequence[str], flag: str) -> bool:
     return any(w == flag or w.startswith(flag + "=") for w in words)
 
 
-def _config_keys(argv: Sequence[str]) -> set[str]:
-    """The keys of a ``--config FILE`` among ``argv`` (none when it is absent or unreadable: its command says)."""
+def _config_keys(argv: Sequence[str], words: str) -> set[str]:
+    """The keys of a ``--config FILE`` among ``argv`` (none when it is absent); a file that cannot be read or is not
+    YAML ends ``words`` (the command) with one line saying so."""
     path = next((argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "--config"), None)
     path = path or next((w.partition("=")[2] for w in argv if w.startswith("--config=")), None)
     if path is None:
@@ -56,8 +57,11 @@ def _config_keys(argv: Sequence[str]) -> set[str]:
     try:
         with open(path, encoding="utf-8") as f:
             data = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError):
-        return set()
+    except OSError as e:
+        raise error(words, f"--config {path}: {e.strerror or e}") from e
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        where = getattr(e, "problem_mark", None)
+        raise error(words, f"--config {path}: invalid YAML" + (f" at line {where.line + 1}" if where else "")) from e
     return {str(k).replace("_", "-") for k in data} if isinstance(data, dict) else set()
 
 
@@ -67,7 +71,8 @@ def choose_target(command: Command, argv: Sequence[str]) -> str:
         return command.target
     spelled = [spec for spec, _ in command.by_flag]  # "--log FILE"
     flags = [spec.split()[0] for spec in spelled]
-    given = [f for f in flags if _flag_given(argv, f)] or [f for f in flags if f[2:] in _config_keys(argv)]
+    configured = _config_keys(argv, command.words)
+    given = [f for f in flags if _flag_given(argv, f)] or [f for f in flags if f[2:] in configured]
     if len(given) == 1:
         return command.by_flag[flags.index(given[0])][1]
     if not given and any(w in HELP for w in argv):

@@ -9,7 +9,9 @@ probabilities is an expected count), or, when it read another period from the qu
 grouped by the key's period. A period's count is **within** when it is within :data:`WITHIN` (15 %) of the key's
 (exactly 0 where the key has none); the periods scored are those where either side counts something. Verdicts
 (fixed before the first run): *right* when every period is within, *partly* when at least half of the key's
-periods are, *wrong* otherwise. A trend answer carries no warning of its own, so a wrong one is wrong without saying so.
+periods are, *wrong* otherwise. A trend answer's warnings (:attr:`~retrieval.trends.result.TrendResult.warnings`:
+documents it could not count, a question not read as English, a window start read from weak evidence) are what
+tells a wrong one from one wrong without saying so; its counts carry none of their own.
 """
 
 from __future__ import annotations

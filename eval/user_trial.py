@@ -190,10 +190,9 @@ def ask_all(memory: TemporalMemory, questions: list[dict], positions: dict[str, 
             continue
         if counts:
             v, seen = counts_verdict(q["key"], result, positions, memory.table.frame)
-            warnings: list[str] = []  # a trend answer has no warnings of its own
         else:
             v, seen = verdict(q["key"], result, positions)
-            warnings = result.warnings
+        warnings = result.warnings
         out.append({"id": q.get("id"), "question": q["question"], "expect": q["key"]["expect"], "verdict": v,
                     "silent": v == "wrong" and not warnings, "warned_right": v == "right" and bool(warnings),
                     "warnings": warnings, **seen})

@@ -40,7 +40,7 @@ def test_import_then_chat_from_scripted_stdin(tmp_path, tiny_backbone, capsys, m
     assert "imported 3 turns" in captured.out and "import " in captured.err  # the tqdm bar
     assert main(["import", str(log), "--memory", str(memory_dir)]) == 0  # the same log again: nothing added
     assert "imported 0 turns" in (out := capsys.readouterr().out) and "3 already there, skipped" in out
-    assert "calendar zone: UTC (the zone the log's timestamps are written in)" in out
+    assert "calendar zone: UTC (the memory's own, since its first turns)" in out  # the zone of its first import
     earlier = tmp_path / "earlier.jsonl"  # a turn before the memory's last that is not one of its turns
     earlier.write_text('{"speaker": "Ann", "text": "new but old", "timestamp": "2023-05-01T09:00:00+00:00"}\n')
     assert main(["import", str(earlier), "--memory", str(memory_dir)]) == 2

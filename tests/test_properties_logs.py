@@ -17,7 +17,7 @@ from time_strategies import logs
 
 from retrieval.data.conversation_log import Utterance, read_jsonl_log, read_zyphra_log
 from retrieval.data.jsonio import DataError
-from retrieval.data.timestamps import ZYPHRA_TIME, parse_timestamp
+from retrieval.data.timestamps import YEARS, ZYPHRA_TIME, parse_timestamp, timestamp_problem
 
 ANY_TEXT = st.text(max_size=40)
 
@@ -110,6 +110,9 @@ def test_an_iso_date_is_read_exactly_or_not_at_all(y, m, d, mode, clock):
         expected = date(y, m, d)
     except ValueError:
         assert parsed is None, (text, parsed)
+        return
+    if not YEARS[0] <= y <= YEARS[1]:  # a year no log means (a typo): refused, and timestamp_problem says why
+        assert parsed is None and "in the year" in timestamp_problem(text, mode)[1]
         return
     assert parsed is not None and parsed.date() == expected
 

@@ -204,7 +204,7 @@ def detect_format(path: str | Path) -> str:
         return "jsonl"
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    with path.open(encoding="utf-8") as f:
+    with path.open(encoding="utf-8", errors="replace") as f:  # the reader that follows says if it is not UTF-8
         head = f.read(256).lstrip()[:1]
     return "locomo" if head == "[" else "zyphra"
 

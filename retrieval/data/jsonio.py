@@ -19,6 +19,12 @@ class DataError(ValueError):
 INPUT_ERRORS = (DataError, FileNotFoundError, EncoderLoadError)
 
 
+def not_utf8(where: str | Path, e: UnicodeDecodeError) -> DataError:
+    """The error for a file that is not UTF-8 text (``where``: the file, or the file and line)."""
+    return DataError(f"{where}: not UTF-8 text (byte {e.object[e.start]:#04x} at {e.start} of what was read); save it "
+                     "as UTF-8")
+
+
 def read_json(path: str | Path) -> object:
     path = Path(path)
     if not path.is_file():
@@ -28,6 +34,8 @@ def read_json(path: str | Path) -> object:
             return json.load(f)
     except json.JSONDecodeError as e:
         raise DataError(f"{path}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from e
+    except UnicodeDecodeError as e:
+        raise not_utf8(path, e) from e
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
@@ -35,8 +43,12 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
+    with path.open("rb") as f:  # decoded line by line, so that a line that is not UTF-8 is named
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise not_utf8(f"{path}:{lineno}", e) from e
             if not line.strip():
                 continue
             try:
@@ -59,3 +71,4 @@ def run_cli(main: Callable[[], object]) -> int:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
     return result if isinstance(result, int) and not isinstance(result, bool) else 0
+

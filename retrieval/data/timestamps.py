@@ -25,7 +25,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from retrieval.data.jsonio import DataError
 
 ZYPHRA_TIME = "%I:%M:%S %p on %A %d %B, %Y"
 LOCOMO_SESSION_TIMES = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
@@ -41,6 +43,9 @@ LENIENT_HINT = ("pass --timestamps lenient (timestamps='lenient' in Python) to r
 
 
 FIXED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{2}):?(\d{2})")
+# The years a timestamp may name: a year such as 9999 or 1900 is a typo in a conversation log, and the calendar
+# arithmetic around it leaves the range of Python's datetimes (9999 behind UTC) or enters the zones' local mean times
+YEARS = (1970, 2199)
 
 
 def as_timezone(tz: str | tzinfo | None) -> tzinfo:
@@ -48,10 +53,16 @@ def as_timezone(tz: str | tzinfo | None) -> tzinfo:
     UTC."""
     if tz is None:
         return ZoneInfo("UTC")
-    if isinstance(tz, str) and (m := FIXED_OFFSET.fullmatch(tz.strip())):
-        minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
-        return timezone(timedelta(minutes=minutes))
-    return ZoneInfo(tz) if isinstance(tz, str) else tz
+    if not isinstance(tz, str):
+        return tz
+    try:
+        if m := FIXED_OFFSET.fullmatch(tz.strip()):
+            minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
+            return timezone(timedelta(minutes=minutes))
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError) as e:  # an unknown name, a path, an offset of a day or more
+        raise DataError(f"time zone {tz!r}: no such zone (an IANA name such as Europe/London, or an offset under "
+                        "24 hours such as +01:00)") from e
 
 
 def zone_name(zone: tzinfo) -> str:
@@ -89,7 +100,12 @@ def _dateparser(text: str) -> datetime | None:
 
 def read_timestamp(text: object, timestamps: str = "strict") -> datetime | None:
     """A timestamp's text -> datetime, naive when it was written without a zone; None when ``timestamps`` (see the
-    module) does not read it."""
+    module) does not read it, or it lies outside :data:`YEARS` (:func:`timestamp_problem` says so)."""
+    dt = _read(text, timestamps)
+    return dt if dt is None or YEARS[0] <= dt.year <= YEARS[1] else None
+
+
+def _read(text: object, timestamps: str) -> datetime | None:
     if not isinstance(text, str) or not text.strip():
         return None
     text = text.strip()
@@ -139,6 +155,10 @@ def timestamp_problem(text: object, timestamps: str = "strict", tz: tzinfo | Non
     if not isinstance(text, str):
         return "unparseable timestamp", f"a {type(text).__name__} is not a timestamp; write it in ISO 8601"
     stripped = text.strip()
+    raw = _read(stripped, timestamps)
+    if raw is not None and not YEARS[0] <= raw.year <= YEARS[1]:
+        return "timestamp out of range", (f"it is in the year {raw.year}: times from {YEARS[0]} to {YEARS[1]} are "
+                                          "read (a typo?)")
     if ISO_SHAPED.match(stripped):
         try:
             datetime.fromisoformat(stripped)

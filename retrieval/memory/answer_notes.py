@@ -6,7 +6,7 @@ for "nothing on that day" when the days searched were not the ones meant (a memo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 
@@ -19,8 +19,21 @@ WEAK_NOTE = "weak evidence:"  # the evidence is more likely not evidence (retrie
 PLAN_NOTE = "from a plan:"  # a when-answer read from what was planned, about a time now past (plan_note)
 NO_ANSWER_NOTE = "no answer:"  # a question that asks when, left without a date or length (no_answer_note)
 RIVAL_NOTE = "conflicting evidence:"  # a likely row says another time (retrieval.memory.relevance.confidence)
+FUTURE_NOTE = "now is after this machine's clock:"  # a "now" (given, or a log's last turn) from the future
 WARNINGS = ("unreadable time phrase", "not read as English", "no rows:", FALLBACK_NOTE, WEAK_NOTE, PLAN_NOTE,
-            NO_ANSWER_NOTE, RIVAL_NOTE)
+            NO_ANSWER_NOTE, RIVAL_NOTE, FUTURE_NOTE)
+
+
+def future_note(now: datetime, given: bool, skew: timedelta) -> str | None:
+    """When ``now`` lies after this machine's clock by more than ``skew``: said first, since every "last week" of the
+    question counts from it (a log whose last turn is a mistyped year, a ``--now`` in the wrong century); None
+    otherwise. ``given``: whether the asker gave it (else it is the log's last turn)."""
+    clock = datetime.now(timezone.utc)
+    if now <= clock + skew:
+        return None
+    whose = "as given" if given else "the log's last turn"
+    return (f"{FUTURE_NOTE} {now.isoformat(timespec='minutes')} ({whose}) is after {clock:%Y-%m-%d %H:%M} UTC: a "
+            "mistyped time? the calendar words count from it")
 
 
 def no_answer_note(answer) -> str | None:

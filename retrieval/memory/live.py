@@ -127,6 +127,9 @@ def recover(args: RecoverArguments) -> tuple[TemporalMemory, int, Path]:
 
 
 def open_memory(args: MemoryArguments) -> TemporalMemory:
+    if args.store is None and Path(args.memory).exists() and not Path(args.memory).is_dir():
+        raise DataError(f"--memory {args.memory}: a file, not a memory's folder (give a folder, new or made by "
+                        "import or chat)")
     memory = TemporalMemory.open(args.memory, create=True, encoder_spec=args.encoder, tz=args.tz,
                                  precision=args.precision, store=args.store)
     return use_relevance(memory, args.relevance)
@@ -207,6 +210,10 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
             continue
         if line == "/quit":
             break
+        if line.startswith("/") and line.split()[0] != "/ask":  # "/help", "/exit": a command, not a turn
+            print(f"(unknown command {line.split()[0]!r}: /ask QUESTION asks without recording, /quit leaves; "
+                  "anything else is recorded)", file=out)
+            continue
         now = datetime.now(timezone.utc)
         question = line[len("/ask"):].strip() if line.startswith("/ask") else line if line.endswith("?") else None
         reply = None
@@ -231,6 +238,17 @@ def chat(memory: TemporalMemory, lines: TextIO, out: TextIO, speaker: str = "use
     return recorded
 
 
+def off_zone(utterances, zone) -> str | None:
+    """What to say when turns are written with UTC offsets ``zone`` does not have at their times (a log of another
+    zone imported into a memory whose calendar is set): they are filed on the memory's calendar; None when all fit."""
+    off = [u for u in utterances if u.timestamp.utcoffset() != u.timestamp.astimezone(zone).utcoffset()]
+    if not off:
+        return None
+    return (f"{len(off):,} of the {len(utterances):,} turns are written with UTC offsets the memory's zone, "
+            f"{getattr(zone, 'key', zone)}, does not have at their times (e.g. {off[0].timestamp.isoformat()}): their "
+            "days are this calendar's, not their own; a memory per zone keeps each on its own calendar")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     commands = {"chat": (ChatArguments, ChatArguments.__doc__), "import": (ImportArguments, ImportArguments.__doc__),
                 "ask": (LiveAskArguments, LiveAskArguments.__doc__),
@@ -249,10 +267,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if name == "import" else []
         memory = open_memory(args)
         if name == "import":
+            before = len(memory.table)
             ids, skipped = import_log(memory, utterances, args.batch_size, where=args.file)
             print(f"imported {len(ids) - skipped:,} turns into {args.memory} (now {len(memory.table):,})"
                   + (f"; {skipped:,} already there, skipped" if skipped else ""))
-            print(f"calendar zone: {memory.table.zone.name} ({ZONE_SOURCES[memory.table.zone.source]})")
+            source = "the memory's own, since its first turns" if before else ZONE_SOURCES[memory.table.zone.source]
+            print(f"calendar zone: {memory.table.zone.name} ({source})")
+            if off := off_zone(utterances, memory.table.zone.zone):
+                print(f"warning: {off}", file=sys.stderr)
         elif name == "ask":
             print_result(memory.ask(args.question, history=args.history or None, now=args.now,
                                     include_asked=args.include_asked), args.json)

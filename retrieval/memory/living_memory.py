@@ -20,7 +20,7 @@ import pandas as pd
 
 from models.encoder import Encoder
 from retrieval.data.conversation_log import Utterance
-from retrieval.data.timestamps import calendar_zone, instant, read_timestamp, zone_name
+from retrieval.data.timestamps import calendar_zone, instant, read_timestamp, timestamp_problem, zone_name
 from retrieval.memory.live_rows import own_texts, turn_roles, utterance_records, view_texts
 from retrieval.memory.live_table import LiveTable
 from retrieval.memory.store import MemoryStore
@@ -137,8 +137,8 @@ class LivingMemory:
         if isinstance(value, str):
             parsed = read_timestamp(value)
             if parsed is None:
-                raise ValueError(f"{where}: cannot read the timestamp {value!r}; use ISO 8601, e.g. "
-                                 "2023-10-22T12:00:00+02:00")
+                raise ValueError(f"{where}: cannot read the timestamp {value!r}: {timestamp_problem(value)[1]} "
+                                 "(ISO 8601, e.g. 2023-10-22T12:00:00+02:00)")
             value = parsed
         if not isinstance(value, datetime):
             raise ValueError(f"{where}: a timestamp is an ISO 8601 string or a datetime, not {type(value).__name__}")

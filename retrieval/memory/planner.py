@@ -46,6 +46,12 @@ class PlannerConfig:
     # three "partly" answers into one right and two wrong, one of them silent.
     fallback_margin: float | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("content_k", "fallback_k"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} (--{name.replace('_', '-')}) must be a whole number of rows, 1 or more: got "
+                                 f"{getattr(self, name)!r}")
+
 
 def parse_margin(text: str) -> float | None:
     """A command-line ``--content-margin``: a share of the fused scores' spread, or 'none' for no cut."""

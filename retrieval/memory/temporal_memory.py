@@ -28,13 +28,13 @@ from models.encoder import Encoder
 from retrieval.config import option, parse_command
 from retrieval.data.conversation_log import load_log
 from retrieval.data.paths import default_cache_dir
-from retrieval.data.timestamps import instant, read_timestamp
+from retrieval.data.timestamps import instant, read_timestamp, timestamp_problem
 from retrieval.data.types import ContextTurn
-from retrieval.memory.answer_notes import empty_note, no_answer_note, plan_note
+from retrieval.memory.answer_notes import empty_note, future_note, no_answer_note, plan_note
 from retrieval.memory.content_ranking import CUTS, FUSION_DEPTH, cut_content, fuse_content
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.language_check import language_note
-from retrieval.memory.living_memory import Appended, LivingMemory
+from retrieval.memory.living_memory import FUTURE_SKEW, Appended, LivingMemory
 from retrieval.memory.planner import LLMPlanner, Planner, PlannerConfig, RulePlanner, parse_margin
 from retrieval.memory.query_rewrite import LLMRewriter, Rewrite
 from retrieval.memory.question import AskedQuestion
@@ -192,7 +192,8 @@ class TemporalMemory:
         if isinstance(now, str):
             parsed = read_timestamp(now)
             if parsed is None:
-                raise ValueError(f"cannot read the time {now!r}; use ISO 8601, e.g. 2023-10-22T12:00")
+                raise ValueError(f"cannot read the time {now!r}: {timestamp_problem(now)[1]} (ISO 8601, e.g. "
+                                 "2023-10-22T12:00)")
             now = parsed
         return now.replace(tzinfo=self.table.tz) if now.tzinfo is None else now
 
@@ -275,6 +276,7 @@ class TemporalMemory:
             raise ValueError("the memory holds no turns yet: add some before asking about them")
         now_note = ("now is the log's last turn" if now is None else "now as given") + " ({}); " + (
             "pass now (--now) to ask as of another time" if now is None else "the calendar words count from it")
+        given = now is not None
         now = self.resolve_now(now)
         zone = self.table.zone_for(now)
         now = instant(now).astimezone(zone.zone)  # via UTC: a wall time the clocks skip becomes a real one
@@ -286,17 +288,12 @@ class TemporalMemory:
         asked, rewritten = read.text, read.rewrite
         plan = self.planner.plan(read, now, self.speakers)
         plan.zone = zone.name
-        plan.notes.append(zone.note)
-        plan.notes.append(now_note.format(now.isoformat(timespec="minutes")))
+        plan.notes += [zone.note, now_note.format(now.isoformat(timespec="minutes"))]
         first = frame["timestamp"].iloc[0]
         if now < first:
             plan.notes.append(f"now ({now.isoformat()}) is before the log's first utterance ({first.isoformat()}): "
                               "nothing had been said yet, so no row can be returned")
         execution = execute(plan.ops, frame, ranker=self._rank)  # rows in time order unless ranked
-        if not len(execution.rows):
-            plan.notes.insert(0, empty_note(plan.expressions, frame, now))
-        if unread := language_note(question, any(not e.unresolved for e in read.expressions)):  # rows not in time
-            plan.notes.insert(0, unread)  # said first
         kind, answer = read.kind, None
         if kind is not None:  # a question that asks when: the answer from the evidence's event time. The rows stay
             evidence_ops = when_ops(plan, read.normalised, now)  # the plan's (its cut, its period said in)
@@ -310,7 +307,10 @@ class TemporalMemory:
             answer = length_between_events(asked, history, lambda part: self.when_evidence(
                 part, now, history=history, rewrite=rewrite or self.rewrite), now, self.evidence_rule, frame) or answer
         shown = execution.rows if answer is not None else with_probabilities(execution, self.relevance)
-        lead = (no_answer_note(answer), weak_evidence_note(answer, shown), rival_note(answer), plan_note(answer, now))
+        lead = (no_answer_note(answer), weak_evidence_note(answer, shown), rival_note(answer), plan_note(answer, now),
+                language_note(question, any(not e.unresolved for e in read.expressions)),  # rows not in time
+                None if len(execution.rows) else empty_note(plan.expressions, frame, now),
+                future_note(now, given, FUTURE_SKEW))
         plan.notes[:0] = [n for n in lead if n]  # said first
         return TemporalResult(asked, execution.rows, plan, execution, rewritten, answer=answer)
 
@@ -366,14 +366,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from models.dual_encoder import load_encoder
     from retrieval.data.jsonio import INPUT_ERRORS
 
-    rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))
     backend = None
     if args.planner == "llm" or args.rewrite == "llm":
         from retrieval.llm import load_backend
 
         backend = load_backend(args.llm)
-    planner = LLMPlanner(backend, fallback=rule) if backend is not None and args.planner == "llm" else rule
     try:
+        rule = RulePlanner(PlannerConfig(content_k=args.content_k, content_margin=args.content_margin))
+        planner = LLMPlanner(backend, fallback=rule) if backend is not None and args.planner == "llm" else rule
         encoder = load_encoder(args.encoder)
         relevance, evidence_rule = second_stage(args.relevance, EVIDENCE_RULE, encoder.identity)
         memory = TemporalMemory.from_file(args.log, encoder=encoder, fmt=args.format, tz=args.tz,
@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           evidence_rule=evidence_rule,
                                           llm_rewriter=LLMRewriter(backend) if backend is not None and
                                           args.rewrite == "llm" else None)
-    except INPUT_ERRORS as e:
+    except (*INPUT_ERRORS, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:

@@ -56,8 +56,8 @@ class NewMemory(BaseModel):
 
 
 class TurnIn(BaseModel):
-    speaker: str = Field(min_length=1, max_length=200)
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    speaker: str = Field(min_length=1, max_length=200, pattern=r"\S")
+    text: str = Field(min_length=1, max_length=MAX_TEXT, pattern=r"\S", description="a turn with something said")
     timestamp: str | None = Field(None, max_length=64, description="ISO 8601; default: when it arrives")
     session: int | None = Field(None, ge=0)
     role: str = Field("utterance", pattern="^(utterance|question|answer)$",

@@ -37,13 +37,14 @@ from retrieval.config import option, parse_command
 from retrieval.data.jsonio import DataError, iter_jsonl
 from retrieval.data.paths import default_cache_dir
 from retrieval.llm.base import LLMBackend
+from retrieval.memory.language_check import language_note
 from retrieval.memory.relevance.choices import PACKAGED
 from retrieval.memory.relevance.rerank import Reranker, relevance_model
 from retrieval.memory.table_ops import execute
 from retrieval.trends.anchor import event_window
 from retrieval.trends.corpus import Corpus, load_corpus
 from retrieval.trends.model_relevance import COUNT_RULES, count_weights, model_probabilities
-from retrieval.trends.periods import PERIOD_COLUMN, PERIODS, auto_period, enumerate_periods
+from retrieval.trends.periods import PERIOD_COLUMN, PERIODS, auto_period, check_span, enumerate_periods
 from retrieval.trends.question import as_time, parse_trend_question
 from retrieval.trends.relevance import (
     THRESHOLD_METHODS,
@@ -56,7 +57,7 @@ from retrieval.trends.relevance import (
     null_threshold,
     reference_threshold,
 )
-from retrieval.trends.result import PeriodCount, TrendResult
+from retrieval.trends.result import SKIPPED_NOTE, PeriodCount, TrendResult
 from retrieval.trends.scores import FEEDBACK, check_feedback, topic_scores, topic_vector
 from retrieval.trends.topic_turns import load_topic_model, topic_probabilities
 
@@ -197,6 +198,12 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     query = event_window(parse_trend_question(question, now, speakers, config.period, config.topic, config.start,
                                               config.end), table, now)
     notes = list(query.notes) + ([how] if how else [])
+    if unread := language_note(question, query.start is not None):  # said first: its topic is another language's
+        notes.insert(0, unread)
+    if corpus.skipped:  # documents the counts cannot hold
+        first = corpus.skipped[0]
+        notes.insert(0, f"{SKIPPED_NOTE} {len(corpus.skipped):,} of {corpus.n_read:,} documents not counted, with no "
+                        f"usable timestamp (first: {first['where']}, {first['reason']})")
     rows = execute(query.ops, frame).rows
     start = query.start or (rows["timestamp"].min() if len(rows) else None)
     end = query.end or (rows["timestamp"].max() if len(rows) else None)
@@ -204,6 +211,8 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     if period == "auto":
         period = auto_period(end - start) if start is not None and end is not None else "month"
         notes.append(f"period chosen from the window's length: {period}")
+    if start is not None and end is not None:
+        check_span(period, start, end, _ends(corpus, rows))
     scores = topic_scores(table, query.topic, config.feedback)
     threshold = decide_threshold(config, scores, corpus, query.topic)
     if config.threshold == "relevance" and config.relevance:  # the samples are the most probable ones
@@ -269,6 +278,16 @@ def _confirm(config, scores, window, rows, threshold, topic, backend, notes):
     notes.append(f"LLM-confirmed on a stratified sample: {conf.calls} calls over {len(cand)} candidates "
                  f"(score >= {floor:.3f}); inversion rate {conf.inversion_rate}")
     return weights, summary
+
+
+def _ends(corpus: Corpus, rows: pd.DataFrame) -> str:
+    """" (first document: ..., last: ...)" of ``rows`` in time order, by the corpus's own ids."""
+    if not len(rows):
+        return ""
+    first, last = rows["timestamp"].idxmin(), rows["timestamp"].idxmax()
+    name = {i: corpus.source_ids.get(i, f"row {i}") for i in (first, last)}
+    return (f" (first document {name[first]} at {rows.at[first, 'timestamp'].isoformat()}, last {name[last]} at "
+            f"{rows.at[last, 'timestamp'].isoformat()})")
 
 
 def _sample(corpus: Corpus, i: int, score: float, confirmation: dict | None) -> dict:
@@ -338,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     paths = write_trend_outputs(result, args.output_dir, backend=backend, config=config, settings=args)
+    for warning in result.warnings:  # said first
+        print(f"warning: {warning}")
     print(f"topic: {result.topic!r}  period: {result.period}  window: {result.start} .. {result.end}")
     print(f"threshold: {result.threshold.value:.3f} ({result.threshold.method})  "
           f"documents: {result.n_window} in the window, {len(result.skipped)} skipped (no usable timestamp)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from retrieval.memory.answer_notes import NO_ANSWER_NOTE
 from retrieval.memory.conversation_table import ConversationTable
 from retrieval.memory.relevance.choices import AUTO
 from retrieval.memory.relevance.rerank import second_stage
@@ -38,13 +39,13 @@ def event_window(query: TrendQuery, table: ConversationTable, now: datetime, rel
     row = table.frame.loc[answer.row] if answer is not None and answer.row in table.frame.index else None
     if answer is None or answer.start is None or answer.answer is None or answer.start.year <= OPEN_START.year or \
             row is None or not named & content_stems(str(row["text"])):  # a row that never names it dates nothing
-        return replace(query, notes=query.notes + [
-            f"'since {query.since_event}': the memory found no row that names it and a day (asked {asked!r}), so "
-            "the window does not start there"])
+        return replace(query, notes=[
+            f"{NO_ANSWER_NOTE} 'since {query.since_event}': the memory found no row that names it and a day (asked "
+            f"{asked!r}), so the window does not start there"] + query.notes)
     start = answer.start
     end = now + timedelta(microseconds=1)  # up to now, as the question's own window runs
     window = {"op": "between", "column": "timestamp", "ranges": [[start.isoformat(), end.isoformat()]]}
     where = f"row {answer.row}" if answer.row is not None else "the evidence"
     notes = [f"'since {query.since_event}': from {answer.answer} (the memory's answer to {asked!r}, from {where})"]
-    notes[:0] = [f"'since {query.since_event}': {w}" for w in result.warnings]  # said first
+    notes[:0] = [f"{w} (the start of the window, 'since {query.since_event}')" for w in result.warnings]  # first
     return replace(query, start=start, ops=query.ops + [window], notes=notes + query.notes)

@@ -14,7 +14,7 @@ import numpy as np
 
 from models.encoder import Encoder
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP, SESSION_KEY, Utterance, assign_sessions, load_log
-from retrieval.data.jsonio import DataError, iter_jsonl, read_json
+from retrieval.data.jsonio import DataError, iter_jsonl, not_utf8, read_json
 from retrieval.data.timestamps import (
     NAIVE_STAMP_ZONE,
     as_timezone,
@@ -64,11 +64,15 @@ def _read_rows(path: Path) -> list[tuple[str, dict]]:
     if path.suffix.lower() in (".csv", ".tsv"):
         if not path.is_file():
             raise DataError(f"{path}: file not found")
-        with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            if reader.fieldnames is None or "text" not in reader.fieldnames:
-                raise DataError(f"{path}: needs a header row with a 'text' and a 'timestamp' column")
-            return [(f"{path}:{n}", row) for n, row in enumerate(reader, start=2)]
+        try:
+            with path.open(encoding="utf-8", newline="") as f:
+                reader = csv.DictReader(f, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+                if reader.fieldnames is None or not {"text", "timestamp"} <= set(reader.fieldnames):
+                    raise DataError(f"{path}: needs a header row with a 'text' and a 'timestamp' column (its "
+                                    f"columns: {', '.join(reader.fieldnames or []) or 'none'})")
+                return [(f"{path}:{n}", row) for n, row in enumerate(reader, start=2)]
+        except UnicodeDecodeError as e:
+            raise not_utf8(path, e) from e
     return [(f"{path}:{n}", obj) for n, obj in iter_jsonl(path)]
 
 

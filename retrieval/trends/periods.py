@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 
 import pandas as pd
 
+from retrieval.data.jsonio import DataError
+
 PERIODS = ("day", "week", "month", "session")
 PERIOD_COLUMN = {"day": "date", "week": "week", "month": "month", "session": "session"}
 
@@ -28,6 +30,22 @@ def calendar_key(ts: pd.Timestamp | datetime, period: str) -> str:
         return ts.strftime("%Y-%m")
     year, week, _ = ts.isocalendar()
     return f"{year}-W{week:02d}"
+
+
+MAX_PERIODS = 20_000  # periods a trend counts at most: 55 years of days (more is a stray timestamp, not a trend)
+PERIOD_DAYS = {"day": 1.0, "week": 7.0, "month": 30.44}
+
+
+def check_span(period: str, start: datetime, end: datetime, ends: str = "") -> None:
+    """A DataError when ``start`` to ``end`` holds more than :data:`MAX_PERIODS` periods (``ends``: the documents at
+    either end, for the message)."""
+    if period not in PERIOD_DAYS:
+        return
+    n = (pd.Timestamp(end) - pd.Timestamp(start)).days / PERIOD_DAYS[period]
+    if n > MAX_PERIODS:
+        raise DataError(f"the window runs from {pd.Timestamp(start).date()} to {pd.Timestamp(end).date()}: about "
+                        f"{int(n):,} {period}s, more than {MAX_PERIODS:,} to count{ends}. A stray timestamp? Pass "
+                        "--start / --end, or a longer --period")
 
 
 def enumerate_periods(period: str, start: datetime, end: datetime, sessions: Sequence[int] = ()) -> list:

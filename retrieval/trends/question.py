@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import overload
 
 from retrieval.data.conversation_log import parse_timestamp
+from retrieval.data.timestamps import timestamp_problem
 from retrieval.memory.planner import ops_for
 from retrieval.memory.question_parts import blank_spans, question_content, speaker_mentions
 from retrieval.memory.time_resolver import OPEN_START, TimeResolver, normalise
@@ -123,7 +124,7 @@ def as_time(value: str | datetime | None, tz) -> datetime | None:
         return value if value is None or value.tzinfo else value.replace(tzinfo=tz)
     parsed = parse_timestamp(value, tz)
     if parsed is None:
-        raise ValueError(f"cannot read the time {value!r}; use ISO 8601, e.g. 2023-05-01")
+        raise ValueError(f"cannot read the time {value!r}: {timestamp_problem(value)[1]} (ISO 8601, e.g. 2023-05-01)")
     return parsed
 
 
@@ -154,6 +155,9 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
     tz = now.tzinfo
     w_start = as_time(start, tz) if start is not None else w_start
     w_end = as_time(end, tz) if end is not None else w_end
+    if w_start is not None and w_end is not None and w_start >= w_end:
+        raise ValueError(f"the window starts ({w_start.isoformat()}) at or after it ends ({w_end.isoformat()}): give "
+                         "a start before the end")
     ops: list[dict] = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
     if w_start is not None or w_end is not None:
         lo = (w_start or OPEN_START).isoformat()

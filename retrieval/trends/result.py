@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from retrieval.memory.answer_notes import WARNINGS
 from retrieval.trends.relevance import Threshold
+
+SKIPPED_NOTE = "skipped:"  # documents read but not counted (no usable timestamp)
+# the notes a trend answer says first: the memory's own warnings (a question not read as English, a window start
+# read from weak or conflicting evidence, or none found) and documents skipped
+TREND_WARNINGS = (*WARNINGS, SKIPPED_NOTE)
 
 
 @dataclass
@@ -48,6 +54,12 @@ class TrendResult:
 
     def counts(self) -> dict[str, float]:
         return {str(p.period): p.n_relevant for p in self.periods}
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the answer says first: documents it could not count, a question not read as English, a window
+        start the memory could not date or dated from weak evidence (:data:`TREND_WARNINGS`)."""
+        return [n for n in self.notes if n.startswith(TREND_WARNINGS)]
 
     def counted_ids(self) -> set[int]:
         return {i for p in self.periods for i in p.counted}
