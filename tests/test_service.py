@@ -119,6 +119,12 @@ def test_bad_input_names_the_field_and_writes_nothing(service):
         "/turns", {"turns": [{"speaker": "Ann", "text": "old", "timestamp": "2020-01-01T00:00:00+00:00"}]}, 422,
         "turns")
     refused("/when", {"question": "What did we discuss?"}, 422, "question")
+    refused("/turns", {"turns": [{"speaker": "Ann", "text": "   "}]}, 422, "turns.0.text")  # blank: nothing said
+    assert "in the year 9999" in refused(
+        "/turns", {"turns": [{"speaker": "Ann", "text": "typo", "timestamp": "9999-12-31T23:59:00-05:00"}]}, 422,
+        "turns")
+    r = client.post(f"/memories/{mid}/ask", content=b"{not json", headers={**auth, "content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["field"] == "body" and "not valid JSON" in r.json()["error"]
     assert client.get(f"/memories/{mid}", headers=auth).json()["turns"] == 2  # the refused batches left nothing
     assert MAX_TURNS == 1000
 

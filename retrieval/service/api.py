@@ -154,6 +154,10 @@ def add_error_handling(app: FastAPI, limits: Limits) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, e: RequestValidationError):
         first = e.errors()[0] if e.errors() else {}
+        if first.get("type") == "json_invalid":  # its loc is a character's position, not a field
+            at = first.get("loc", ("body", "?"))[-1]
+            return _error(422, f"body: not valid JSON (at character {at}: {first.get('ctx', {}).get('error', '')})",
+                          "body")
         where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "header", "path"))
         return _error(422, f"{where or 'body'}: {first.get('msg', 'invalid')}", where or "body")
 
