@@ -127,8 +127,9 @@ class AppArguments:
     sqa_tracker: str | None = option(help="SQA tracker with its state re-ranker (default: make demo's)",
                                      default_factory=lambda: _demo_default("state_tracker_sqa"))
     encoder: str | None = option(None, "the memory's dual encoder (default: the packaged MiniLM)")
-    relevance: str = option(AUTO, "the memory tabs: " + RELEVANCE_HELP + " (the Trends tab keeps its threshold: the "
-        "model counts topics worse, docs/trends.md)")
+    relevance: str = option(AUTO, "the memory tabs: " + RELEVANCE_HELP + " (the Trends tab counts by the trend "
+        "analysis's own default, the per-turn topic model over a conversation: the relevance model counts topics "
+        "worse, docs/trends.md)")
     llm: str | dict = option("smollm2", "LLM for table answers and trend reports ('none': extractive only)")
     split: str = option("test", "OTT-QA's split: its tables and conversations", choices=("train", "val", "test"))
     sqa_split: str = option("validation", "SQA's split: its sequences", choices=("train", "dev", "validation"))

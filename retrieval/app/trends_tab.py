@@ -14,8 +14,9 @@ def build_trends_tab(trends: TrendsDemo, default_source: str | None) -> None:
     """The tab's components and events, inside the page's ``gr.Tab``."""
     import gradio as gr
 
-    gr.Markdown("How much a topic is talked about, period by period, with the closest examples. Relevance "
-                "is decided by a threshold read off the encoder's similarities (retrieval.trends).")
+    gr.Markdown("How much a topic is talked about, period by period, with the closest examples. A conversation is "
+                "counted by the per-turn topic model, other documents by a threshold read off the encoder's "
+                "similarities (retrieval.trends); the notes say which.")
     with gr.Row():
         source = gr.Dropdown(list(trends.sources), value=default_source, label="Documents",
                              elem_id="trends-source", scale=3)
