@@ -57,6 +57,22 @@ def robust_z(x: np.ndarray) -> np.ndarray:
     return (x - median) / (1.4826 * np.median(np.abs(x - median)) + 1e-6)
 
 
+def seed_distance(sessions: np.ndarray, seed: np.ndarray, cap: int) -> np.ndarray:
+    """Each row's distance, in rows, to the nearest row of its session where ``seed`` holds (``cap`` when there is
+    none, or it is farther): by session, each row's nearest seed found by bisection, so a large table takes
+    O(n log n), not rows times seeds."""
+    out = np.full(len(sessions), float(cap))
+    for rows in pd.Series(np.arange(len(sessions))).groupby(sessions).indices.values():
+        seeds = rows[seed[rows]]
+        if not len(seeds):
+            continue
+        at = np.searchsorted(seeds, rows)
+        after = np.abs(seeds[np.minimum(at, len(seeds) - 1)] - rows)
+        before = np.abs(rows - seeds[np.maximum(at - 1, 0)])
+        out[rows] = np.minimum(np.minimum(after, before), cap)
+    return out
+
+
 def turn_features(table: ConversationTable, topic: str) -> np.ndarray:
     """(turns, len(FEATURES)) for every turn of ``table`` against ``topic``."""
     frame = table.frame
@@ -68,9 +84,7 @@ def turn_features(table: ConversationTable, topic: str) -> np.ndarray:
     bm25 = dict(table.rank_sparse(topic, k=len(table)))
     bm = np.array([bm25.get(i, 0.0) for i in frame.index])
     sessions = frame["session"].to_numpy()
-    seeds = np.flatnonzero(stems > 0)
-    distance = np.array([min([abs(i - j) for j in seeds if sessions[j] == sessions[i]] + [SEED_CAP])
-                         for i in range(len(frame))], dtype=float)
+    distance = seed_distance(sessions, stems > 0, SEED_CAP)
     return np.column_stack([
         cosine, feedback, z, zf, stems, bm / (bm.max() + 1e-9),
         *(neighbour_best(frame, ids, zf, w, NO_NEIGHBOUR_Z) for w in (1, 2, 3)),

@@ -60,19 +60,22 @@ def view_scores(table: ConversationTable, query: str, ids: list[int]) -> dict[st
 def neighbour_best(frame: pd.DataFrame, ids: list[int], scores: np.ndarray, window: int = 1,
                    empty: float = 0.0) -> np.ndarray:
     """The best score of the turns of ``ids`` within ``window`` turns of each one in its session (0 for a neighbour
-    that is not one of ``ids``; ``empty`` for a turn with no neighbour in its session)."""
-    score = dict(zip(ids, scores))
-    order = frame.index
-    position = {i: order.get_loc(i) for i in ids}
-    sessions = frame["session"]
-    out = np.full(len(ids), empty, dtype=float)
-    for n, i in enumerate(ids):
-        p = position[i]
-        near = [score.get(order[q], 0.0) for q in (p + d for d in range(-window, window + 1) if d)
-                if 0 <= q < len(order) and sessions.iloc[q] == sessions.loc[i]]
-        if near:
-            out[n] = max(near)
-    return out
+    that is not one of ``ids``; ``empty`` for a turn with no neighbour in its session). Array operations over the
+    frame's rows, so a trend over a large memory scores every turn in one pass."""
+    position = frame.index.get_indexer(ids)
+    sessions = frame["session"].to_numpy()
+    full = np.zeros(len(frame))  # each row's score: 0 for a row that is not one of ids
+    full[position] = scores
+    best = np.full(len(ids), -np.inf)
+    found = np.zeros(len(ids), dtype=bool)
+    for d in (d for d in range(-window, window + 1) if d):
+        q = position + d
+        inside = (q >= 0) & (q < len(frame))
+        q = np.clip(q, 0, len(frame) - 1)
+        same = inside & (sessions[q] == sessions[position])
+        best = np.where(same, np.maximum(best, full[q]), best)
+        found |= same
+    return np.where(found, best, float(empty))
 
 
 def _overlap(query_stems: set[str], texts: Sequence[str]) -> np.ndarray:
