@@ -309,3 +309,15 @@ def parses(module_name: str, argv: list[str], monkeypatch) -> bool:
     except Parsed:
         return True
     return False
+
+
+def test_the_shipped_trends_config_reads_as_the_defaults_it_states():
+    from retrieval.config import parse_command
+    from retrieval.trends.analysis import TrendAskArguments, TrendConfig
+
+    _, args = parse_command({"ask": (TrendAskArguments, "")}, ["ask", "q", "--docs", "d", "--output-dir", "o",
+                                                                "--config", str(REPO / "configs/trends.yaml")])
+    config, default = args.trend_config(), TrendConfig()
+    assert (config.threshold, config.topic_model, config.relevance) == (default.threshold, default.topic_model,
+                                                                         default.relevance) == ("auto", "packaged",
+                                                                                                "packaged")
