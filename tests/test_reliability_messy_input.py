@@ -114,3 +114,12 @@ def test_a_blank_turn_over_http_is_refused():
     with pytest.raises(ValidationError, match="speaker"):
         TurnIn(speaker=" ", text="hello")
     assert TurnIn(speaker="Ann", text=" hello ").text == " hello "
+
+
+def test_a_line_without_its_offset_that_reads_out_of_order_says_so(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"speaker": "A", "text": "a", "timestamp": "2025-03-03T10:00:00+01:00"}) + "\n"
+                   + json.dumps({"speaker": "B", "text": "b", "timestamp": "2025-03-03T08:30:00"}) + "\n")
+    with pytest.raises(DataError, match=r"log.jsonl:2: .* earlier than the line before .* one of the two has no UTC "
+                                        r"offset and is read in UTC: write its offset"):
+        load_log(log)

@@ -33,6 +33,7 @@ from retrieval.data.timestamps import (  # noqa: F401  (the formats and parse_ti
     check_mode,
     instant,
     parse_timestamp,
+    read_timestamp,
     timestamp_problem,
 )
 
@@ -179,9 +180,12 @@ def read_jsonl_log(path: str | Path, tz: str | tzinfo | None = None, session_gap
         stamp = read_time(raw, where)
         if records and instant(stamp) < instant(records[-1][1]):
             before = records[-1]
+            naive = [read_timestamp(r, timestamps) for r in (before[0].get("timestamp"), raw)]
+            mixed = len({t.tzinfo is None for t in naive if t is not None}) > 1
             raise DataError(f"{where}: timestamp {raw!r} is earlier than the line before (line {before[2]}: "
                             f"{before[0].get('timestamp')!r}, read as {before[1].isoformat()}); "
-                            "the log must be in order")
+                            "the log must be in order" + ("; one of the two has no UTC offset and is read in "
+                                                          f"{stamp.tzinfo}: write its offset" if mixed else ""))
         records.append((obj, stamp, lineno))
     if not records:
         raise DataError(f"{path}: no utterances")
