@@ -214,7 +214,10 @@ def analyse_trend(corpus: Corpus, question: str, config: TrendConfig | None = No
     if start is not None and end is not None:
         check_span(period, start, end, _ends(corpus, rows))
     scores = topic_scores(table, query.topic, config.feedback)
-    threshold = decide_threshold(config, scores, corpus, query.topic)
+    try:
+        threshold = decide_threshold(config, scores, corpus, query.topic)
+    except ValueError as e:  # too few documents to read a threshold off: say which corpus
+        raise ValueError(f"{corpus.path or 'the documents'}: {e}") from e
     if config.threshold == "relevance" and config.relevance:  # the samples are the most probable ones
         window = model_probabilities(table, query.topic, Reranker(relevance_model(config.relevance)), rows)
         weights = count_weights(window, config.count_rule, threshold.value)
