@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import time
 
 import pytest
 import torch
@@ -66,9 +67,14 @@ def test_wandb_offline_run_holds_the_logged_metrics(tiny_backbone, tiny_ottqa, t
     results = run(tiny_backbone, tiny_ottqa, out, "--report-to", "wandb")
     runs = sorted((out / "wandb").glob("offline-run-*"))  # without WANDB_DIR: in the run's folder
     assert len(runs) == 1, sorted(p.relative_to(out).as_posix() for p in (out / "wandb").rglob("*"))
-    records = wandb_records(next(runs[0].glob("run-*.wandb")))
-    history = [{i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
-               for r in records if r.WhichOneof("record_type") == "history"]
+    path, deadline = next(runs[0].glob("run-*.wandb")), time.monotonic() + 30
+    while True:  # wandb's service writes the log on its own: on a loaded machine, after the run has returned
+        records = wandb_records(path)
+        history = [{i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
+                   for r in records if r.WhichOneof("record_type") == "history"]
+        if len(history) >= 6 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert [h["_step"] for h in history] == [1, 2, 3, 4, 5, 6]
     assert [h["train/loss"] for h in history] == pytest.approx([v for _, v in results["train_loss"]], rel=1e-6)
     validated = [h for h in history if "val/mrr@10" in h]
