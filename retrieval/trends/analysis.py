@@ -177,7 +177,7 @@ def count_method(config: TrendConfig, table) -> tuple[TrendConfig, str | None]:
     conversation = frame["speaker"].nunique() >= 2 and len(frame) >= 2 * frame["session"].nunique()
     encoder = table.encoder_id or table.require_encoder().identity
     fits = conversation and load_topic_model(config.topic_model).fits_encoder(encoder)
-    if conversation and fits and config.confirm == "none":
+    if fits and config.confirm == "none":
         return replace(config, threshold="turns"), ("counted by the per-turn topic model (turns; --threshold "
                                                     "mixture counts by the cosine scores' mixture)")
     why = ("the documents are no conversation" if not conversation else "the topic model was trained with another "
@@ -284,7 +284,7 @@ def _confirm(config, scores, window, rows, threshold, topic, backend, notes):
 
 
 def _ends(corpus: Corpus, rows: pd.DataFrame) -> str:
-    """" (first document: ..., last: ...)" of ``rows`` in time order, by the corpus's own ids."""
+    """The documents at either end of ``rows`` in time, by the corpus's own ids, for an error message."""
     if not len(rows):
         return ""
     first, last = rows["timestamp"].idxmin(), rows["timestamp"].idxmax()

@@ -13,7 +13,7 @@ no word with the event's: the closest row of a log that never mentions it) leave
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from retrieval.memory.answer_notes import NO_ANSWER_NOTE
 from retrieval.memory.conversation_table import ConversationTable
@@ -23,7 +23,7 @@ from retrieval.memory.temporal_memory import TemporalMemory
 from retrieval.memory.time_resolver import OPEN_START
 from retrieval.memory.when_answer import EVIDENCE_RULE
 from retrieval.memory.when_neighbours import content_stems, participant_names
-from retrieval.trends.question import TrendQuery
+from retrieval.trends.question import TrendQuery, window_op
 
 
 def event_window(query: TrendQuery, table: ConversationTable, now: datetime, relevance: str = AUTO) -> TrendQuery:
@@ -42,10 +42,8 @@ def event_window(query: TrendQuery, table: ConversationTable, now: datetime, rel
         return replace(query, notes=[
             f"{NO_ANSWER_NOTE} 'since {query.since_event}': the memory found no row that names it and a day (asked "
             f"{asked!r}), so the window does not start there"] + query.notes)
-    start = answer.start
-    end = now + timedelta(microseconds=1)  # up to now, as the question's own window runs
-    window = {"op": "between", "column": "timestamp", "ranges": [[start.isoformat(), end.isoformat()]]}
-    where = f"row {answer.row}" if answer.row is not None else "the evidence"
-    notes = [f"'since {query.since_event}': from {answer.answer} (the memory's answer to {asked!r}, from {where})"]
-    notes[:0] = [f"{w} (the start of the window, 'since {query.since_event}')" for w in result.warnings]  # first
-    return replace(query, start=start, ops=query.ops + [window], notes=notes + query.notes)
+    warned = [f"{w} (the start of the window, 'since {query.since_event}')" for w in result.warnings]  # said first
+    read = (f"'since {query.since_event}': from {answer.answer} (the memory's answer to {asked!r}, from row "
+            f"{answer.row})")
+    return replace(query, start=answer.start, ops=query.ops + [window_op(answer.start, None, now)],
+                   notes=[*warned, read, *query.notes])

@@ -75,6 +75,13 @@ class TrendQuery:
     since_event: str | None = None  # "his fall" of "since his fall": the window starts when that happened
 
 
+def window_op(start: datetime | None, end: datetime | None, now: datetime) -> dict:
+    """The table operation keeping the rows of [``start``, ``end``): an open start from the first row, an open end up
+    to ``now`` included."""
+    lo, hi = start or OPEN_START, end or now + timedelta(microseconds=1)
+    return {"op": "between", "column": "timestamp", "ranges": [[lo.isoformat(), hi.isoformat()]]}
+
+
 def period_from_question(norm: str) -> str | None:
     """"per week", "weekly", "month by month", "each session" -> the period word; None when not said."""
     m = PERIOD_PHRASE.search(norm)
@@ -160,9 +167,7 @@ def parse_trend_question(question: str, now: datetime, speakers: Sequence[str] =
                          "a start before the end")
     ops: list[dict] = [{"op": "filter", "column": "timestamp", "cmp": "<=", "value": now.isoformat()}]
     if w_start is not None or w_end is not None:
-        lo = (w_start or OPEN_START).isoformat()
-        hi = (w_end or now + timedelta(microseconds=1)).isoformat()
-        ops.append({"op": "between", "column": "timestamp", "ranges": [[lo, hi]]})
+        ops.append(window_op(w_start, w_end, now))
     session_exprs = [e for e in resolved if e.session_ids or e.session_positions]
     ops += [op for op in ops_for(session_exprs, now) if "session" in (op.get("column"), op.get("group"))]
     spans = [e.span for e in expressions]

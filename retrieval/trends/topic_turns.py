@@ -20,6 +20,7 @@ one); ``python -m eval.trend_turn_folds`` scores the method leave one chat out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import ClassVar, cast
 
@@ -107,5 +108,11 @@ def topic_probabilities(table: ConversationTable, topic: str, model: TopicTurnMo
 
 
 def load_topic_model(spec: str) -> TopicTurnModel:
-    """``packaged`` (:data:`PACKAGED_TOPIC_MODEL`) or a folder of ``python -m train.topic_turns``."""
-    return cast(TopicTurnModel, TopicTurnModel.load(PACKAGED_TOPIC_MODEL if spec == "packaged" else spec))
+    """``packaged`` (:data:`PACKAGED_TOPIC_MODEL`, read once per process: the default count asks for it on every
+    trend) or a folder of ``python -m train.topic_turns`` (read each time: it may be retrained)."""
+    return _packaged() if spec == "packaged" else cast(TopicTurnModel, TopicTurnModel.load(spec))
+
+
+@cache
+def _packaged() -> TopicTurnModel:
+    return cast(TopicTurnModel, TopicTurnModel.load(PACKAGED_TOPIC_MODEL))
