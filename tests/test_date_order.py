@@ -46,8 +46,8 @@ def test_a_numeric_date_is_read_in_the_order_of_where_it_was_written():
 def test_without_babel_the_error_says_how_to_get_it(monkeypatch):
     import sys
 
-    from retrieval.timex import date_order
+    from retrieval.timex import places
 
     monkeypatch.setitem(sys.modules, "babel.core", None)
     with pytest.raises(ImportError, match="pip install"):
-        date_order._babel("core")
+        places.babel("core")

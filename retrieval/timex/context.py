@@ -51,6 +51,10 @@ class Conventions:
     # a numeric date whose order is not given by its numbers ("3/4"): "MDY", "DMY", or "zone" (the order written
     # where the reference's zone is, retrieval.timex.date_order; "MDY" where it says none)
     numeric_order: str = "MDY"
+    # the day of a holiday's name ("Thanksgiving", "Family Day", "the bank holiday"): "US" (the calendar of
+    # retrieval.timex.rules.holidays) or "zone" (the calendars of the places the reference's zone may be in,
+    # retrieval.timex.public_holidays, and that calendar for a name they do not keep)
+    holiday_calendar: str = "US"
     # two-digit years: the century window ends this many years after the reference
     year_window: int = 20
     # "the third week of June": "thursday" (the weeks whose Thursday is in June) or "sevens" (days 15-21)
@@ -73,13 +77,13 @@ class Conventions:
 
 DEFAULT = Conventions()
 # The memory's questions: the latest Friday before today, the last 7 days and today, "5 months ago" the month,
-# month parts in thirds, "3/4" in the order of the log's zone, and parts of the day wide (they are soft filters:
-# rows outside are kept when none is in).
+# month parts in thirds, "3/4" in the order of the log's zone and holidays as kept there, and parts of the day wide
+# (they are soft filters: rows outside are kept when none is in).
 QUESTION = replace(DEFAULT, name="question", parts_of_day=(("morning", 0, 12), ("afternoon", 12, 18),
                                                            ("evening", 17, 24), ("night", 18, 24)),
                    last_weekday="most_recent", next_weekday="first_after", last_week="rolling_today",
                    ago="unit", ahead="day", window_today=True, weekday_picks_year=False, early_late="thirds",
-                   ambiguous_hours="daytime", numeric_order="zone",
+                   ambiguous_hours="daytime", numeric_order="zone", holiday_calendar="zone",
                    earlier_later="reference",
                    past_today=False, week_of_month="sevens")
 # The memory's utterances: narration from the day it was said ("last week" the 7 days before it).

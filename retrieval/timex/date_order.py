@@ -19,26 +19,16 @@ The year-less pattern decides, not the full date's: Sweden writes "2025-04-03" b
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone, tzinfo
-from functools import cache, lru_cache
-from zoneinfo import ZoneInfo
+from datetime import datetime
+from functools import cache
 
-
-def _babel(module: str):
-    """``babel.<module>``, or an error that says how to get it (a dependency of this package: CLDR's data)."""
-    import importlib
-
-    try:
-        return importlib.import_module(f"babel.{module}")
-    except ImportError as e:
-        raise ImportError("reading '3/4' in the order of the log's zone needs Babel (CLDR's data), a dependency of "
-                          "this package: pip install -e . (or pip install babel)") from e
+from retrieval.timex.places import babel, territories_of
 
 
 def territory_locale(territory: str) -> str:
     """The locale whose writing stands for a territory's: its English one where CLDR has it (the grammar reads
     English: "en_GB", "en_CA"), else one of its official languages' ("fr_NE"), else its likeliest ("und_NE")."""
-    localedata, get_global = _babel("localedata"), _babel("core").get_global
+    localedata, get_global = babel("localedata"), babel("core").get_global
     languages = get_global("territory_languages").get(territory, {})
     official = [lang for lang, info in languages.items()
                 if (info.get("official_status") or "") in ("official", "de_facto_official")]
@@ -51,7 +41,7 @@ def territory_order(territory: str) -> str | None:
     """"MDY" or "DMY" for a territory code ("US", "GB"), from its locale's (:func:`territory_locale`) pattern of a
     numeric month and day (CLDR's "Md" skeleton: "M/d", "dd/MM"; else its short date pattern); None when CLDR has
     no locale for it."""
-    Locale, UnknownLocaleError = _babel("core").Locale, _babel("core").UnknownLocaleError
+    Locale, UnknownLocaleError = babel("core").Locale, babel("core").UnknownLocaleError
     try:
         locale = Locale.parse(territory_locale(territory))
         pattern = locale.datetime_skeletons.get("Md") or locale.date_formats["short"]
@@ -64,50 +54,8 @@ def territory_order(territory: str) -> str | None:
     return "MDY" if month < day else "DMY"
 
 
-@cache
-def _territories() -> dict[str, str]:
-    get_global = _babel("core").get_global
-    aliases = dict(get_global("zone_aliases"))
-    zones = dict(get_global("zone_territories"))
-    zones = {name: t for name, t in zones.items() if len(t) == 2 and t.isalpha() and t != "ZZ"}  # not "Etc/GMT-1"
-    return zones | {alias: zones[name] for alias, name in aliases.items() if name in zones}
-
-
-def zone_order(name: str) -> str | None:
-    """The order of a named zone's territory, or None."""
-    territory = _territories().get(name)
-    return None if territory is None else territory_order(territory)
-
-
-@lru_cache(maxsize=4096)
-def offset_order(offset: timedelta, day: date) -> str | None:
-    """The order every named zone whose UTC offset on ``day`` (at noon UTC) is ``offset`` agrees on, or None."""
-    noon = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc)
-    orders = set()
-    for name in _territories():
-        try:
-            zone = ZoneInfo(name)
-        except (KeyError, ValueError, OSError):
-            continue
-        if noon.astimezone(zone).utcoffset() == offset:
-            orders.add(zone_order(name))
-            if len(orders) > 1:
-                return None
-    return next(iter(orders)) if orders else None
-
-
-def zone_name(zone: tzinfo | None) -> str | None:
-    """The IANA name of a zone object (zoneinfo's ``key``, pytz's ``zone``), or None for a fixed offset."""
-    name = getattr(zone, "key", None) or getattr(zone, "zone", None)
-    return name if isinstance(name, str) and "/" in name else None
-
-
 def order_of(reference: datetime) -> str | None:
-    """"MDY", "DMY" or None (no order known) for a text read at ``reference`` (tz-aware): see the module."""
-    name = zone_name(reference.tzinfo)
-    if name is not None:
-        return zone_order(name)
-    offset = reference.utcoffset()
-    if not offset:  # UTC, written "Z" or "+00:00", is how logs store time, not where anyone writes
-        return None
-    return offset_order(offset, reference.astimezone(timezone.utc).date())
+    """"MDY", "DMY" or None (no order known) for a text read at ``reference`` (tz-aware): the order every territory
+    it may be written in (:func:`~retrieval.timex.places.territories_of`) agrees on; see the module."""
+    orders = {territory_order(t) for t in territories_of(reference)}
+    return next(iter(orders)) if len(orders) == 1 else None

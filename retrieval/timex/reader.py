@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -27,8 +28,10 @@ from retrieval.timex.context import DEFAULT, Context, Conventions
 from retrieval.timex.grammar import Node, best_cover
 from retrieval.timex.lexicon import FULL_MONTHS, MONTHS
 from retrieval.timex.numbers import words_to_digits
+from retrieval.timex.places import territories_of
 from retrieval.timex.resolve import Choice, Placed, Placer, Unplaceable
 from retrieval.timex.rules import GRAMMAR
+from retrieval.timex.rules.holidays import in_places
 from retrieval.timex.rules.parts import grain_of
 from retrieval.timex.tense import lean_of
 from retrieval.timex.values import Anaphor, Bound, Duration, SessionRef, Time, Vague, Within
@@ -70,7 +73,8 @@ _CUES = re.compile(r"\d|\b(?:{})\b".format("|".join([
     "messages", "christmas", "xmas", "easter", "halloween", "thanksgiving", "valentine", "valentines", "eve",
     "holiday", "holidays", "noughties", "twenties", "thirties", "forties", "fifties", "sixties", "seventies",
     "eighties", "nineties", "eod", "asap", "otd", "moment", "present", "currently", "soon", "nowadays",
-    "q1", "q2", "q3", "q4", "h1", "h2", "cy", "ytd", "mtd", "date", "patrick", "patrick's", "mother's",
+    "q1", "q2", "q3", "q4", "h1", "h2", "cy", "ytd", "mtd", "date", "birthday", "juneteenth",
+    "matariki", "patrick", "patrick's", "mother's",
     "father's", "labor", "labour", "memorial", "independence", "veterans", "presidents", "columbus", "earth",
     "boxing", "pentecost", "mlk", "cyber", "black", "good", "new", "years"])))
 
@@ -210,7 +214,7 @@ def _place(m: Mention, value: Time, context: Context, reference: datetime, tz, s
     conventions = context.placing
     placer = Placer(reference, conventions, lean, why)
     try:
-        p: Placed = placer.place(with_conventions(value, conventions))
+        p: Placed = placer.place(with_conventions(value, conventions, context.reference))
     except (Unplaceable, OverflowError, ValueError) as e:  # the last two: a date outside the calendar ("year 99999")
         m.unresolved = f"{m.text!r}: {e}"
         return
@@ -228,13 +232,20 @@ def _aware(d: datetime, tz) -> datetime:
 
 
 # ---- conventions inside values ---------------------------------------------------------------------------------------
-def with_conventions(value, conventions: Conventions):
+def with_conventions(value, conventions: Conventions, reference: datetime | None = None):
     """``value`` with each part of the day given the conventions' hours, an hour that may be in either half of the
-    day in the daytime where the conventions read it so, and, where they count a month's weeks in sevens, its n-th
-    weeks so counted (the grammar builds all three with the defaults)."""
+    day in the daytime where the conventions read it so, where they count a month's weeks in sevens, its n-th
+    weeks so counted (the grammar builds all three with the defaults), and where they read holidays as the places
+    of the zone keep them, its holidays so kept (``reference``, tz-aware, gives the zone and the year)."""
     hours = {p: (a, b) for p, a, b in conventions.parts_of_day}
     if conventions.ambiguous_hours == "daytime":
         hours["daytime"] = (7, 19)
+    places = territories_of(reference) if reference is not None and conventions.holiday_calendar == "zone" else ()
+    if places:
+        assert reference is not None
+        year = reference.year
+        return _retune(value, hours, conventions.week_of_month == "sevens",
+                       lambda series: in_places(series, places, year))
     return _retune(value, hours, conventions.week_of_month == "sevens")
 
 
@@ -242,7 +253,9 @@ def _month_weeks(fine, coarse_grain: str, sevens: bool) -> bool:
     return sevens and isinstance(fine, S.Cycle) and fine.grain == "week" and coarse_grain == "month"
 
 
-def _retune(obj, hours: dict, sevens: bool = False):
+def _retune(obj, hours: dict, sevens: bool = False, holidays: Callable[[S.Series], S.Series] | None = None):
+    if holidays is not None and isinstance(obj, S.Yearly | S.YearlyDays):
+        return holidays(obj)
     if isinstance(obj, S.Daily) and obj.grain == "part_of_day":
         for name, (a, b) in hours.items():
             if obj.name == name:
@@ -254,7 +267,7 @@ def _retune(obj, hours: dict, sevens: bool = False):
     if isinstance(obj, S.NthWithin) and _month_weeks(obj.fine, obj.coarse.grain, sevens):
         return dataclasses.replace(obj, fine=S.SevenDays())
     if isinstance(obj, Within) and obj.nth is not None and _month_weeks(obj.fine, grain_of(obj.coarse), sevens):
-        return dataclasses.replace(obj, fine=S.SevenDays(), coarse=_retune(obj.coarse, hours, sevens))
+        return dataclasses.replace(obj, fine=S.SevenDays(), coarse=_retune(obj.coarse, hours, sevens, holidays))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {}
         for f in dataclasses.fields(obj):
@@ -262,7 +275,7 @@ def _retune(obj, hours: dict, sevens: bool = False):
                 continue
             v = getattr(obj, f.name)
             if dataclasses.is_dataclass(v) and not isinstance(v, type):
-                new = _retune(v, hours, sevens)
+                new = _retune(v, hours, sevens, holidays)
                 if new is not v:
                     changes[f.name] = new
         return dataclasses.replace(obj, **changes) if changes else obj

@@ -196,6 +196,49 @@ def yearly_date(key: tuple, day_of: Callable[[int], date | None]) -> Yearly:
 
 
 @dataclass(frozen=True)
+class YearlyDays(Series):
+    """Some days a year, computed from the year, in order: a territory's bank holidays. ``key`` names the function;
+    a year with none is passed over, and a walk ends after :data:`LIMIT` years."""
+
+    key: tuple
+    days_of: Callable[[int], tuple[date, ...]] = field(compare=False, hash=False, repr=False)
+    grain: str = "day"
+
+    def forward(self, t: datetime) -> Iterator[Span]:
+        for year in range(t.year - 1, t.year + LIMIT):
+            yield from (s for s in map(cal.day_span, self.days_of(year)) if s[1] > t)
+
+    def backward(self, t: datetime) -> Iterator[Span]:
+        for year in range(t.year + 1, t.year - LIMIT, -1):
+            yield from (s for s in map(cal.day_span, reversed(self.days_of(year))) if s[0] <= t)
+
+
+@dataclass(frozen=True)
+class Agreed(Series):
+    """The spans several sets agree on, walked from a point: while every member's next (or last) span is the same,
+    that span; from the first one they differ on, none. The bank holidays of every place a text may be written in."""
+
+    members: tuple[Series, ...]
+
+    @property
+    def grain(self) -> str:
+        return self.members[0].grain
+
+    def forward(self, t: datetime) -> Iterator[Span]:
+        return _agreed([m.forward(t) for m in self.members])
+
+    def backward(self, t: datetime) -> Iterator[Span]:
+        return _agreed([m.backward(t) for m in self.members])
+
+
+def _agreed(walks: list[Iterator[Span]]) -> Iterator[Span]:
+    for heads in zip(*walks):
+        if any(h != heads[0] for h in heads[1:]):
+            return
+        yield heads[0]
+
+
+@dataclass(frozen=True)
 class Spans(Series):
     """A finite set of spans: a year, a named day with its year, the week after next."""
 

@@ -5,6 +5,11 @@ in February is this year's), not years.
 Fixed days ("Christmas": 25 December), the n-th weekday of a month ("Thanksgiving": the fourth Thursday of
 November; "Memorial Day": the last Monday of May), days relative to one of those ("Black Friday": the day after
 Thanksgiving), and days relative to Easter ("Good Friday": two days before it).
+
+Where the conventions read holidays as the places of the reference's zone keep them
+(:attr:`~retrieval.timex.context.Conventions.holiday_calendar`), :func:`in_places` gives a name the day those
+places' calendars give it (:mod:`retrieval.timex.public_holidays`: "Thanksgiving" in Toronto, "May Day" in
+London); :data:`REGIONAL` names ("Family Day", "the June bank holiday") and "the bank holiday" are read there alone.
 """
 
 from __future__ import annotations
@@ -15,7 +20,12 @@ from datetime import date, timedelta
 
 from retrieval.timex import calendar as cal
 from retrieval.timex import series as S
+from retrieval.timex.lexicon import FULL_MONTHS
+from retrieval.timex.public_holidays import calls_bank_holidays, name_key, named_day, public_days
 from retrieval.timex.values import Recurring
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+YEARS_AROUND = 10  # a place's calendar is asked for the years this close to the reference
 
 
 def _fixed(month: int, day: int) -> Callable[[int], date]:
@@ -62,9 +72,32 @@ HOLIDAYS: list[tuple[str, Callable[[int], date | None]]] = [
     (r"easter\s+monday", _after(cal.easter, 1)),
     (r"(?:easter)(?:\s+sunday|\s+day)?", cal.easter),
     (r"(?:whit\s+sunday|pentecost)", _after(cal.easter, 49)),
+    # the same day wherever they are kept
+    (r"juneteenth", _fixed(6, 19)),
+    (r"(?:remembrance|armistice)\s+day", _fixed(11, 11)),
+    (r"canada\s+day", _fixed(7, 1)),
+    (r"australia\s+day", _fixed(1, 26)),
+    (r"anzac\s+day", _fixed(4, 25)),
+    (r"waitangi\s+day", _fixed(2, 6)),
+    (r"(?:saint|st\.?)\s+stephen'?s(?:\s+day)?", _fixed(12, 26)),
+    (r"(?:saint|st\.?)\s+andrew'?s(?:\s+day)?", _fixed(11, 30)),
 ]
-HOLIDAY_PATTERN = r"(?:{})\b".format("|".join(f"(?:{p})" for p, _ in HOLIDAYS))
-_COMPILED = [(re.compile(p + r"$"), rule) for p, rule in HOLIDAYS]
+# Days whose date differs by place, with no day on the conventions' calendar: read only where a place keeps them
+REGIONAL = [
+    r"family\s+day", r"victoria\s+day", r"civic\s+holiday", r"islander\s+day", r"louis\s+riel\s+day",
+    r"heritage\s+day", r"(?:king|queen)'?s\s+birthday(?:\s+holiday)?", r"melbourne\s+cup(?:\s+day)?",
+    r"eight\s+hours\s+day", r"matariki", r"(?:saint|st\.?)\s+brigid'?s(?:\s+day)?",
+    r"(?:spring|summer|late\s+summer)\s+bank\s+holiday",
+]
+# "the bank holiday", "bank holiday monday", "the August bank holiday": one of the days a place keeps (Britain's
+# and Ireland's word), in that month, on that weekday
+BANK_HOLIDAY = r"(?:the\s+)?(?:(?:early\s+)?({})\s+)?bank\s+holiday(?:\s+({}))?".format(
+    "|".join(FULL_MONTHS), "|".join(WEEKDAYS))
+_REGIONAL = [rf"(?:the\s+)?(?:{p})" for p in REGIONAL]
+HOLIDAY_PATTERN = r"(?:{})\b".format("|".join(f"(?:{p})" for p in [*(p for p, _ in HOLIDAYS), *_REGIONAL,
+                                                                     BANK_HOLIDAY]))
+_COMPILED = [(re.compile(p + r"$"), rule) for p, rule in [*HOLIDAYS, *((p, None) for p in _REGIONAL)]]
+_BANK = re.compile(BANK_HOLIDAY + r"$")
 
 
 HOLIDAY_SEASON = ((12, 24), (1, 1))  # "the holidays": Christmas Eve to New Year's Day
@@ -84,13 +117,50 @@ def holiday_season() -> Recurring:
 
 
 def holiday_time(text: str) -> Recurring | None:
-    """The recurring day a holiday's name (as matched by :data:`HOLIDAY_PATTERN`) names."""
+    """The recurring day a holiday's name (as matched by :data:`HOLIDAY_PATTERN`) names: on the conventions'
+    calendar (none for a :data:`REGIONAL` name and "the bank holiday"), until :func:`in_places` places it."""
     name = re.sub(r"\s+", " ", text.strip())
+    if (bank := _BANK.match(name)) is not None:
+        month = FULL_MONTHS.index(bank[1]) + 1 if bank[1] else None
+        weekday = WEEKDAYS.index(bank[2]) if bank[2] else None
+        series: S.Series = S.YearlyDays(("bank holiday", month, weekday), lambda year: ())
+        return Recurring(series=series, period="year", kind="holiday", relative="nearest")
     for pattern, rule in _COMPILED:
         if pattern.match(name):
-            return Recurring(series=S.yearly_date(("holiday", pattern.pattern), rule), period="year", kind="holiday",
-                             relative="nearest")
+            series = S.yearly_date(("holiday", name_key(name)), rule or (lambda year: None))
+            return Recurring(series=series, period="year", kind="holiday", relative="nearest")
     return None
+
+
+def in_places(series: S.Series, places: tuple[str, ...], year: int) -> S.Series:
+    """A holiday's series (of :func:`holiday_time`) as the calendars of ``places`` (territory codes) keep it, for
+    a text read in ``year``: a name one of them keeps, on the day with the largest share
+    (:func:`~retrieval.timex.public_holidays.named_day`; a tie leaves the conventions' day); "the bank holiday",
+    the days of each place that names its holidays so (the days all of them agree on, when several may be meant).
+    Any other series, and a name none of them keeps, unchanged."""
+    near = range(year - YEARS_AROUND, year + YEARS_AROUND + 1)
+    if isinstance(series, S.Yearly) and series.key[0] == "holiday":
+        key, own = series.key[1], series.span_of
+        if not any(named_day(key, y, places)[0] for y in (year - 1, year, year + 1)):
+            return series
+
+        def span_of(y: int):
+            day = named_day(key, y, places)[1] if y in near else None
+            return cal.day_span(day) if day is not None else own(y)
+
+        return S.Yearly((*series.key, places), span_of, series.grain)
+    if isinstance(series, S.YearlyDays) and series.key[0] == "bank holiday":
+        _, month, weekday = series.key
+
+        def kept_in(t: str) -> Callable[[int], tuple[date, ...]]:
+            def days_of(y: int) -> tuple[date, ...]:
+                days = public_days(t, y, weekday) if y in near else ()
+                return tuple(d for d in days if month is None or d.month == month)
+            return days_of
+
+        members = tuple(S.YearlyDays((*series.key, t), kept_in(t)) for t in places if calls_bank_holidays(t, year))
+        return series if not members else members[0] if len(members) == 1 else S.Agreed(members)
+    return series
 
 
 def weekend_of(day: date) -> tuple[date, date]:
