@@ -113,3 +113,14 @@ def test_shares_count_the_national_calendar_for_all():
     shares = ph.shares("CA", 2025)
     assert shares["canada"] == {date(2025, 7, 1): 1.0}
     assert 0 < shares["family"][date(2025, 2, 17)] < 0.5  # five of thirteen provinces and territories
+
+
+def test_the_reading_says_whose_calendar_it_took():
+    said = Context(datetime(2025, 2, 14, tzinfo=hours(-5)), conventions=UTTERANCE)
+    (m,) = read("any family day plans?", said).mentions
+    assert ("calendar", "as kept in CA") in [(c.what, c.value) for c in m.choices]
+    (m,) = read("bank holiday monday?", Context(datetime(2025, 4, 3, tzinfo=hours(1)), conventions=UTTERANCE)).mentions
+    (calendar,) = [c.value for c in m.choices if c.what == "calendar"]
+    assert "GB" in calendar and "IE" in calendar and "all keep" in calendar
+    (m,) = read("thanksgiving", Context(datetime(2025, 9, 1, tzinfo=timezone.utc), conventions=UTTERANCE)).mentions
+    assert "calendar" not in [c.what for c in m.choices]  # the conventions' own calendar says nothing more

@@ -74,6 +74,7 @@ class Placer(DerivedPlacing, RangePlacing):
     def select(self, series: Series, anchor: datetime, lean: str | None, period: str | None) -> Span:
         """One span of ``series`` near ``anchor``: leaning back the latest up to it, forward the first from it,
         without a lean the one in ``anchor``'s period (else the next one)."""
+        self.note_calendar(series)
         day = cal.floor(anchor, "day")
         day_grain = cal.rank(series.grain) <= cal.rank("day")
         weekday = isinstance(series, Where) and series.key[0] == "weekday"
@@ -201,8 +202,14 @@ class Placer(DerivedPlacing, RangePlacing):
     def _place_now(self, t: Now, anchor: datetime, lean: str | None) -> Placed:
         return Placed(self.reference, self.reference, "second", point=True)
 
+    def note_calendar(self, series: Series) -> None:
+        """Where a holiday's days are a place's (:func:`~retrieval.timex.rules.holidays.in_places`), say whose."""
+        if calendar := getattr(series, "calendar", ""):
+            self.note("calendar", calendar, "a holiday's day on the calendars of the places the zone may be in")
+
     def _place_pick(self, t: Pick, anchor: datetime, lean: str | None) -> Placed:
         target, ref, mode = t.target, self.reference, t.mode
+        self.note_calendar(target.series)
         period = target.period or "year"
         if mode == "period" and period == "week" and (
                 (t.offset == -1 and self.conventions.last_weekday == "most_recent")

@@ -166,11 +166,13 @@ class Weekly(_Offset):
 @dataclass(frozen=True)
 class Yearly(Series):
     """One span a year, computed from the year: a holiday ("Easter": the function finds it), a season. ``key``
-    names the function (the set's identity)."""
+    names the function (the set's identity); ``calendar`` says whose calendar it is, where a place's ("as kept in
+    CA"), for the reading's notes."""
 
     key: tuple
     span_of: Callable[[int], Span | None] = field(compare=False, hash=False, repr=False)
     grain: str = "day"
+    calendar: str = ""
 
     def forward(self, t: datetime) -> Iterator[Span]:
         for year in range(t.year - 1, t.year + LIMIT):
@@ -203,6 +205,7 @@ class YearlyDays(Series):
     key: tuple
     days_of: Callable[[int], tuple[date, ...]] = field(compare=False, hash=False, repr=False)
     grain: str = "day"
+    calendar: str = ""
 
     def forward(self, t: datetime) -> Iterator[Span]:
         for year in range(t.year - 1, t.year + LIMIT):
@@ -219,6 +222,7 @@ class Agreed(Series):
     that span; from the first one they differ on, none. The bank holidays of every place a text may be written in."""
 
     members: tuple[Series, ...]
+    calendar: str = ""
 
     @property
     def grain(self) -> str:

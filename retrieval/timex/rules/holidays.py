@@ -141,14 +141,15 @@ def in_places(series: S.Series, places: tuple[str, ...], year: int) -> S.Series:
     near = range(year - YEARS_AROUND, year + YEARS_AROUND + 1)
     if isinstance(series, S.Yearly) and series.key[0] == "holiday":
         key, own = series.key[1], series.span_of
-        if not any(named_day(key, y, places)[0] for y in (year - 1, year, year + 1)):
+        keepers = [t for t in places if any(named_day(key, y, (t,))[0] for y in (year - 1, year, year + 1))]
+        if not keepers:
             return series
 
         def span_of(y: int):
             day = named_day(key, y, places)[1] if y in near else None
             return cal.day_span(day) if day is not None else own(y)
 
-        return S.Yearly((*series.key, places), span_of, series.grain)
+        return S.Yearly((*series.key, places), span_of, series.grain, calendar=_kept_in(keepers))
     if isinstance(series, S.YearlyDays) and series.key[0] == "bank holiday":
         _, month, weekday = series.key
 
@@ -158,9 +159,16 @@ def in_places(series: S.Series, places: tuple[str, ...], year: int) -> S.Series:
                 return tuple(d for d in days if month is None or d.month == month)
             return days_of
 
-        members = tuple(S.YearlyDays((*series.key, t), kept_in(t)) for t in places if calls_bank_holidays(t, year))
-        return series if not members else members[0] if len(members) == 1 else S.Agreed(members)
+        keepers = [t for t in places if calls_bank_holidays(t, year)]
+        members = tuple(S.YearlyDays((*series.key, t), kept_in(t), calendar=_kept_in([t])) for t in keepers)
+        if len(members) > 1:
+            return S.Agreed(members, calendar=_kept_in(keepers) + ", on the days they all keep")
+        return members[0] if members else series
     return series
+
+
+def _kept_in(places: list[str]) -> str:
+    return "as kept in " + ", ".join(places)
 
 
 def weekend_of(day: date) -> tuple[date, date]:
