@@ -91,6 +91,10 @@ def test_phrasings_of_our_own(text, expected):
     ("I've been learning Spanish since January.", (5, 5, "month")),  # since: the last January, whatever the tense
     ("We've lived here since last autumn.", (9, 9, "month")),
     ("I've been sore since Monday.", (2, 2, "day")),
+    # a fraction of a unit is kept (it was cut to the whole units: "two and a half years" read 2, "half a year" 0)
+    ("I've been with my partner for two and a half years.", (2.5, 2.5, "year")),
+    ("I've been learning guitar for half a year now.", (0.5, 0.5, "year")),
+    ("We've been training for a month and a half.", (1.5, 1.5, "month")),
 ])
 def test_lengths_of_our_own(text, duration):
     assert read_event_time(text, WED).time.duration == duration
@@ -104,6 +108,12 @@ def test_lengths_of_our_own(text, duration):
 def test_a_year_before_a_full_stop_is_read(text, year):
     got = read_event_time(text, WED).time
     assert (got and got.start.year) == year
+
+
+def test_a_fractional_length_starts_in_the_next_finer_unit():
+    got = read_event_time("I've been with my partner for two and a half years.", WED).time
+    assert got.granularity == "month" and (WED.year - got.start.year) * 12 + WED.month - got.start.month == 30
+    assert read_event_time("I could only stay for half a day.", WED).time is None
 
 
 def test_a_length_gives_way_to_the_when():

@@ -281,11 +281,29 @@ def _length(m: Mention, d: V.Duration, before: str, after: str, said: datetime) 
             last = cal.floor(said.replace(tzinfo=None), "day")
             return EventTime(*_aware((first, last), said), "fuzzy", phrase, "fuzzy_length", (low, high, unit),
                              note=f"{phrase!r}: a length of {low} to {high} {unit}s up to the day it was said")
-        span = _aware(_units_back(said, unit, int(n)), said)
-        return EventTime(*span, unit, phrase, "duration", (int(n), int(n), unit))
+        whole, grain, back = _counted(unit, n)
+        if back is None:
+            return None
+        return EventTime(*_aware(_units_back(said, grain, back), said), grain, phrase, "duration",
+                         (whole, whole, unit))
     if fuzzy and _GAP.search(before):
         return "vague"
     return None
+
+
+_FINER = {"year": ("month", 12), "month": ("day", 30.4375), "week": ("day", 7)}
+
+
+def _counted(unit: str, n: float) -> tuple[float, str, int | None]:
+    """A stated length ``n`` ``unit``s as (the length, the grain its start is counted back in, how many of that
+    grain): whole lengths in their own unit; a fraction ("two and a half years", "half a year") in the next finer
+    one (30 months, 6 months; a month and a half: 46 days); half a day, none."""
+    if n == int(n):
+        return int(n), unit, int(n)
+    finer = _FINER.get(unit)
+    if finer is None:
+        return n, unit, None
+    return n, finer[0], round(n * finer[1])
 
 
 def _fuzzy(m: Mention, v: object, unit: str, fuzzy: tuple[int, int], said: datetime) -> EventTime | str:
