@@ -177,6 +177,8 @@ def test_a_how_long_question_reads_the_row_that_states_a_length():
     ("We've been together for the past three months.", "3 months"),  # a stretch: said in its size's unit
     ("I've been painting since 2016.", "7 years"),
     ("I've been going to the gym since Monday.", "4 days"),
+    ("We've lived in Boston since March.", "3 months"),  # a month whose name is also a word, after "since"
+    ("I've been with my partner for two and a half years.", "2.5 years"),
 ])
 def test_how_long_from_a_start_or_a_stretch(text, answer):
     assert answer_from_evidence("how_long", frame_of((text, SAID)), NOW).answer == answer

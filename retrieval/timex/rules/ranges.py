@@ -121,8 +121,10 @@ _BOUNDS = {"since": "since", "ever since": "since", "after": "after", "before": 
 _MET = ("we met on", "we talked on", "we spoke on", "we chatted on", "we met", "we talked", "we spoke")
 
 
+# a year or a month's name that is also a word ("2016", "may", "march") is a time after a bound: "since may"
 @G.rule("since t", words(*_BOUNDS), optional(*_MET),
-        Of(lambda v: is_time(v) and not isinstance(v, (Range, Bare)) and (not v.latent or grain_of(v) == "year")))
+        Of(lambda v: is_time(v) and not isinstance(v, (Range, Bare))
+           and (not v.latent or grain_of(v) in ("year", "month"))))
 def since(w, _, t):
     prep = _BOUNDS[" ".join(w[0].split())]
     if isinstance(t, Now):
