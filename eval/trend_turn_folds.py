@@ -19,7 +19,6 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -28,10 +27,9 @@ from models.dual_encoder import load_encoder
 from retrieval.atomic import write_json
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import INPUT_ERRORS, DataError, run_cli
-from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.trends.analysis import TrendConfig, analyse_trend
 from retrieval.trends.periods import PERIOD_COLUMN
-from retrieval.trends.planted import PLANTED_LOG, planted_turn_rows
+from retrieval.trends.planted import TurnSources
 from retrieval.trends.topic_labels import labelled_topics
 from retrieval.trends.topic_turns import FEATURES, TopicTurnModel, turn_features
 
@@ -39,16 +37,9 @@ BASELINES = ("mixture", "null")
 
 
 @dataclass
-class TrendTurnArguments:
+class TrendTurnArguments(TurnSources):
     """A learned per-turn topic model, leave-one-chat-out, beside the trend analysis's thresholds."""
 
-    chats: list[str] = option(help="chat folders, each with chat.jsonl and questions.jsonl (counts keys)")
-    encoder: str | None = option(None, "dual encoder (default: packaged MiniLM)")
-    planted_log: str = option(PLANTED_LOG, "a planted Zyphra log learned from in every fold, as train.topic_turns "
-                              "learns from it ('' for the chats alone)")
-    data_dir: str = data_dir_option("zyphra_temporal/ (for --planted-log)")
-    cache_dir: str = option(help="embedding cache of the planted log ('' for none)",
-                            default_factory=lambda: default_cache_dir("trends"))
     output: str | None = option(None, "write every question's figures as JSON here")
 
 
@@ -86,8 +77,7 @@ def run(args: TrendTurnArguments) -> dict:
         raise DataError("--chats: leave-one-chat-out needs two chats or more")
     encoder = load_encoder(args.encoder)
     data = [e for c in args.chats for e in examples(c, encoder)]
-    planted = [planted_turn_rows(Path(args.data_dir) / "zyphra_temporal", args.planted_log, encoder,
-                                 args.cache_dir or None)] if args.planted_log else []
+    planted = [rows for rows in [args.planted_rows(encoder)] if rows is not None]
     rows, summary = [], defaultdict(list)
     for chat in dict.fromkeys(e["chat"] for e in data):
         train = [(e["x"], e["y"]) for e in data if e["chat"] != chat] + planted

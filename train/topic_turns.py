@@ -16,15 +16,13 @@ import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from models.dual_encoder import load_encoder
 from retrieval.config import option, parse_config, write_config
 from retrieval.data.jsonio import DataError, run_cli
-from retrieval.data.paths import data_dir_option, default_cache_dir
-from retrieval.trends.planted import PLANTED_LOG, planted_turn_rows
+from retrieval.trends.planted import TurnSources
 from retrieval.trends.topic_labels import LabelledTopic, labelled_topics
 from retrieval.trends.topic_turns import FEATURES, TopicTurnModel, turn_features
 
@@ -32,21 +30,11 @@ logger = logging.getLogger("train.topic_turns")
 
 
 @dataclass
-class TopicTurnArguments:
+class TopicTurnArguments(TurnSources):
     """Train the trend analysis's per-turn topic model."""
 
-    chats: list[str] = option(help="chat folders, each with chat.jsonl and questions.jsonl holding trend questions "
-                              "(counts keys)")
     output_dir: str = option("runs/topic_turns", "the model folder (topic_turns.json, README.md)")
-    encoder: str | None = option(None, "dual encoder (default: packaged MiniLM); a model is for the encoder it was "
-                                 "trained with")
     c: float = option(1.0, "the logistic regression's inverse L2 strength")
-    planted_log: str = option(PLANTED_LOG, "a Zyphra log planted with topics as eval.trends plants its calibration "
-        "log (its frames, its seed): its planted turns are learned from too, so the model knows a topic said in one "
-        "turn among others as well as a chat's threads ('' for the chats alone)")
-    data_dir: str = data_dir_option("zyphra_temporal/ (for --planted-log)")
-    cache_dir: str = option(help="embedding cache of the planted log ('' for none)",
-                            default_factory=lambda: default_cache_dir("trends"))
     package_dir: str | None = option(None, "also write the model and its card here: retrieval/trends/packaged is the "
         "model --threshold turns uses by default (--topic-model packaged)")
 
@@ -97,9 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     x, y = training_rows(topics)
     training = {"chats": list(dict.fromkeys(t.chat for t in topics)), "topics": len(topics), "turns": len(y),
                 "about": int(y.sum()), "c": args.c, "encoder": encoder.identity, "features": list(FEATURES)}
-    if args.planted_log:
-        px, py = planted_turn_rows(Path(args.data_dir) / "zyphra_temporal", args.planted_log, encoder,
-                                   args.cache_dir or None)
+    if (planted := args.planted_rows(encoder)) is not None:
+        px, py = planted
         x, y = np.concatenate([x, px]), np.concatenate([y, py])
         training["planted"] = {"log": args.planted_log, "rows": len(py), "about": int(py.sum())}
     model = TopicTurnModel.fit(x, y, c=args.c, training=training)

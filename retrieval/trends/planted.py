@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 
+from retrieval.config import option
 from retrieval.data.conversation_log import Utterance, load_log
+from retrieval.data.paths import data_dir_option, default_cache_dir
 from retrieval.memory.conversation_table import ConversationTable, utterance_frame
 from retrieval.search.cached_index import cached_index
 from retrieval.trends.topic_turns import turn_features
@@ -190,3 +193,27 @@ def planted_turn_rows(zyphra_folder: str | Path, log: str, encoder, cache_dir: s
     x = [turn_features(table, str(spec["query"])) for spec in TOPICS.values()]
     y = [np.array([float(truth.get(i) == topic) for i in table.frame.index]) for topic in TOPICS]
     return np.concatenate(x), np.concatenate(y)
+
+
+@dataclass
+class TurnSources:
+    """Where the per-turn topic model's labelled turns come from (the settings ``train.topic_turns`` and
+    ``eval.trend_turn_folds`` share): chats a person marked, and a planted log."""
+
+    chats: list[str] = option(help="chat folders, each with chat.jsonl and questions.jsonl holding trend questions "
+                              "(counts keys)")
+    encoder: str | None = option(None, "dual encoder (default: packaged MiniLM); a model is for the encoder it was "
+                                 "trained with")
+    planted_log: str = option(PLANTED_LOG, "a Zyphra log planted with topics as eval.trends plants its calibration "
+        "log (its frames, its seed): its planted turns are learned from too, so the model knows a topic said in one "
+        "turn among others as well as a chat's threads ('' for the chats alone)")
+    data_dir: str = data_dir_option("zyphra_temporal/ (for --planted-log)")
+    cache_dir: str = option(help="embedding cache of the planted log ('' for none)",
+                            default_factory=lambda: default_cache_dir("trends"))
+
+    def planted_rows(self, encoder) -> tuple[np.ndarray, np.ndarray] | None:
+        """The planted log's rows (:func:`planted_turn_rows`), or None with ``--planted-log ''``."""
+        if not self.planted_log:
+            return None
+        return planted_turn_rows(Path(self.data_dir) / "zyphra_temporal", self.planted_log, encoder,
+                                 self.cache_dir or None)
