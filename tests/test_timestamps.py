@@ -50,6 +50,11 @@ def test_lenient_reads_free_form_and_a_format_reads_its_own():
     assert parse_timestamp("08.05.2023 13:56", None) is None
     with pytest.raises(ValueError, match="timestamps must be"):
         check_mode("loose")
+    # a format strptime cannot use is refused when given, not left unused because the log's stamps are ISO
+    with pytest.raises(ValueError, match="'Q' is a bad directive"):
+        check_mode("%Q %d")
+    with pytest.raises(ValueError, match="stray %"):
+        check_mode("%d.%m.%Y %")
 
 
 def test_strict_reads_iso_and_the_dataset_formats():

@@ -77,10 +77,18 @@ def zone_name(zone: tzinfo) -> str:
 
 
 def check_mode(timestamps: str) -> str:
-    """``timestamps`` when it is "strict", "lenient" or a strptime format (it has a '%'); else ValueError."""
-    if timestamps in TIMESTAMP_MODES or (isinstance(timestamps, str) and "%" in timestamps):
+    """``timestamps`` when it is "strict", "lenient" or a strptime format (it has a '%', and no directive strptime
+    lacks: "%Q" is refused here, not left unused on a log whose stamps are ISO); else ValueError."""
+    if timestamps in TIMESTAMP_MODES:
         return timestamps
-    raise ValueError(f"timestamps must be 'strict', 'lenient' or a strptime format with '%', got {timestamps!r}")
+    if not (isinstance(timestamps, str) and "%" in timestamps):
+        raise ValueError(f"timestamps must be 'strict', 'lenient' or a strptime format with '%', got {timestamps!r}")
+    try:
+        datetime.strptime("", timestamps)
+    except ValueError as e:
+        if "directive" in str(e) or "stray %" in str(e):  # the format itself, not the empty text, is at fault
+            raise ValueError(f"timestamps format {timestamps!r} is no strptime format: {e}") from None
+    return timestamps
 
 
 def _strptime(text: str, formats: Iterable[str]) -> datetime | None:
