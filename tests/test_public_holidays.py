@@ -124,3 +124,22 @@ def test_the_reading_says_whose_calendar_it_took():
     assert "GB" in calendar and "IE" in calendar and "all keep" in calendar
     (m,) = read("thanksgiving", Context(datetime(2025, 9, 1, tzinfo=timezone.utc), conventions=UTTERANCE)).mentions
     assert "calendar" not in [c.what for c in m.choices]  # the conventions' own calendar says nothing more
+
+
+def test_a_zone_known_by_its_offsets_stands_for_every_place_with_them():
+    from retrieval.data.timestamps import calendar_zone, stored_zone
+    from retrieval.timex.date_order import order_of
+    from retrieval.timex.places import OffsetsZone
+
+    stamps = [datetime(2025, 2, 14, 20, tzinfo=hours(-5)), datetime(2025, 4, 2, 20, tzinfo=hours(-4))]
+    zone = calendar_zone(stamps=stamps)
+    assert zone.source == "offsets" and isinstance(zone.zone, OffsetsZone) and str(zone.zone) == "America/New_York"
+    said = datetime(2025, 2, 14, 20, tzinfo=zone.zone)
+    assert {"US", "CA"} <= set(territories_of(said))  # New York's offsets are Toronto's
+    assert day("any family day plans?", said) == "2025-02-17"  # Ontario's, not Nevada's
+    assert day("thanksgiving at my parents", said) == "2024-11-28"  # the nearer; kept nationally in the US
+    assert order_of(datetime(2025, 4, 1, tzinfo=OffsetsZone("Europe/London"))) == "DMY"  # Britain, Ireland, ...
+    # a memory records the zone's name and source, and reads it back as the same kind of zone
+    assert isinstance(stored_zone("America/New_York", "offsets").zone, OffsetsZone)
+    assert not isinstance(stored_zone("America/New_York", "given").zone, OffsetsZone)
+    assert territories_of(datetime(2025, 2, 14, tzinfo=ZoneInfo("America/New_York"))) == ("US",)  # named: its own

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from retrieval.data.jsonio import DataError
+from retrieval.timex.places import OffsetsZone
 
 ZYPHRA_TIME = "%I:%M:%S %p on %A %d %B, %Y"
 LOCOMO_SESSION_TIMES = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
@@ -239,7 +240,9 @@ REGIONS = ("Africa/", "America/", "Antarctica/", "Asia/", "Atlantic/", "Australi
 def offsets_zone(stamps: Iterable[datetime]) -> tzinfo | None:
     """The named zone whose UTC offset at every stamp is the offset the stamp is written with, for a log whose
     stamps carry several fixed offsets (a daylight-saving change: ``-05:00`` until 9 March, ``-04:00`` after);
-    None when the offsets do not vary or no zone matches them all."""
+    None when the offsets do not vary or no zone matches them all. It is an
+    :class:`~retrieval.timex.places.OffsetsZone`: its name is a preference (:data:`KNOWN_ZONES`), and its
+    holidays and numeric dates are read as every place with those offsets writes them (New York's are Toronto's)."""
     from zoneinfo import available_timezones
 
     written = {(s.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0), s.utcoffset())
@@ -253,8 +256,16 @@ def offsets_zone(stamps: Iterable[datetime]) -> tzinfo | None:
         except (KeyError, ValueError, OSError):
             continue
         if all(at.astimezone(zone).utcoffset() == offset for at, offset in written):
-            return zone
+            return OffsetsZone(name)
     return None
+
+
+def stored_zone(tz: str | None, source: str | None) -> CalendarZone:
+    """A memory's calendar zone as it recorded it (its name and :data:`ZONE_SOURCES` key): a zone matched to
+    its log's offsets is again an :class:`~retrieval.timex.places.OffsetsZone`."""
+    source = source or ("given" if tz else "default")
+    zone = OffsetsZone(tz) if source == "offsets" and tz and "/" in tz else as_timezone(tz)
+    return CalendarZone(zone, source)
 
 
 def calendar_zone(tz: str | tzinfo | None = None, stamps: Iterable[datetime] = (),

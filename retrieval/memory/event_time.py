@@ -79,7 +79,7 @@ class EventTime:
     granularity: str
     phrase: str
     kind: str
-    duration: tuple[int, int, str] | None = None
+    duration: tuple[float, float, str] | None = None
     note: str | None = None
 
 

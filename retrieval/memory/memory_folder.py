@@ -36,7 +36,7 @@ from models.dual_encoder import DualEncoder
 from models.encoder import Encoder
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP
 from retrieval.data.jsonio import DataError
-from retrieval.data.timestamps import CalendarZone, as_timezone
+from retrieval.data.timestamps import stored_zone
 from retrieval.memory.folder_lock import take_lock
 from retrieval.memory.live_rows import records_frame, sparse_texts, view_texts
 from retrieval.memory.live_table import LiveTable
@@ -117,7 +117,7 @@ class MemoryFolder(LivingMemory):
             encoder = load_encoder(store.get_meta("encoder_spec"), recorded_precision(store.get_meta("autocast")))
         check_encoder(store, encoder, path)
         tz = store.get_meta("tz")
-        zone = CalendarZone(as_timezone(tz), store.get_meta("tz_source") or ("given" if tz else "default"))
+        zone = stored_zone(tz, store.get_meta("tz_source"))
         views = tuple(store.get_meta("views"))
         frame = read_frame(path, store, zone.zone)
         vectors = {v: VectorLog(path / f"vectors-{v}.f32", encoder.dim) for v in views}

@@ -2,7 +2,9 @@
 writing and calendars stand for it. CLDR through Babel gives each named zone its territory
 ("Europe/London": "GB"); a fixed UTC offset names every territory with a zone at that offset on that day (in April,
 +01:00 is Britain, Ireland, Portugal and West Africa); UTC (a zero offset: how logs store time, not a place) names
-none.
+none. A zone the memory chose for a log written with offsets only (:class:`OffsetsZone`: "-05:00" until 9 March,
+"-04:00" after, named New York) stands for every territory with a zone that keeps the same offsets through the year
+(New York's are Toronto's, Nassau's and Port-au-Prince's).
 
 The numeric order of a date (:mod:`retrieval.timex.date_order`) and the days of a territory's holidays
 (:mod:`retrieval.timex.public_holidays`) are read from these places.
@@ -46,6 +48,33 @@ def zone_name(zone: tzinfo | None) -> str | None:
     return name if isinstance(name, str) and "/" in name else None
 
 
+class OffsetsZone(ZoneInfo):
+    """A named zone known only by its offsets: it keeps time as that zone does (a log written "-05:00" until 9
+    March and "-04:00" after is read as New York), but the places a text read in it may be written in are those of
+    every zone with the same offsets (:func:`same_offsets_territories`), not the one its name is in."""
+
+
+@lru_cache(maxsize=256)
+def same_offsets_territories(name: str, year: int) -> tuple[str, ...]:
+    """The territories with a named zone whose UTC offset is zone ``name``'s at noon UTC every day of ``year``,
+    sorted."""
+    days = [datetime(year, 1, 1, 12, tzinfo=timezone.utc) + timedelta(days=i) for i in range(365)]
+    want = [d.astimezone(ZoneInfo(name)).utcoffset() for d in days]
+    quick = range(0, 365, 61)  # a few days first: most zones differ on one of them
+    found = set()
+    for zone_key, territory in zone_territories().items():
+        if territory in found:
+            continue
+        try:
+            zone = ZoneInfo(zone_key)
+        except (KeyError, ValueError, OSError):
+            continue
+        if all(days[i].astimezone(zone).utcoffset() == want[i] for i in quick) and \
+                all(d.astimezone(zone).utcoffset() == w for d, w in zip(days, want)):
+            found.add(territory)
+    return tuple(sorted(found))
+
+
 @lru_cache(maxsize=4096)
 def offset_territories(offset: timedelta, day: date) -> tuple[str, ...]:
     """The territories with a named zone whose UTC offset on ``day`` (at noon UTC) is ``offset``, sorted."""
@@ -65,6 +94,8 @@ def offset_territories(offset: timedelta, day: date) -> tuple[str, ...]:
 
 def territories_of(reference: datetime) -> tuple[str, ...]:
     """The territories a text read at ``reference`` (tz-aware) may be written in: see the module."""
+    if isinstance(reference.tzinfo, OffsetsZone):
+        return same_offsets_territories(reference.tzinfo.key, reference.year)
     name = zone_name(reference.tzinfo)
     if name is not None:
         territory = zone_territories().get(name)

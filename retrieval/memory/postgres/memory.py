@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from models.dual_encoder import DualEncoder
 from retrieval.data.conversation_log import DEFAULT_SESSION_GAP
-from retrieval.data.timestamps import CalendarZone, as_timezone
+from retrieval.data.timestamps import stored_zone
 from retrieval.memory.live_rows import records_frame
 from retrieval.memory.live_table import LiveTable
 from retrieval.memory.living_memory import LivingMemory
@@ -95,7 +95,7 @@ class PostgresMemory(LivingMemory):
         check_encoder(store, encoder, memory_name(url, memory_id))
         views = view_names(store.get_meta("views"))
         tz = store.get_meta("tz")
-        zone = CalendarZone(as_timezone(tz), store.get_meta("tz_source") or ("given" if tz else "default"))
+        zone = stored_zone(tz, store.get_meta("tz_source"))
         frame = store.read(0, zone.zone) if store.count() else empty_frame(zone.zone)
         identity = encoder.identity  # hashed from the weights: once
         dense = {v: PostgresDense(store, v, identity) for v in views}
