@@ -143,3 +143,9 @@ def test_a_zone_known_by_its_offsets_stands_for_every_place_with_them():
     assert isinstance(stored_zone("America/New_York", "offsets").zone, OffsetsZone)
     assert not isinstance(stored_zone("America/New_York", "given").zone, OffsetsZone)
     assert territories_of(datetime(2025, 2, 14, tzinfo=ZoneInfo("America/New_York"))) == ("US",)  # named: its own
+
+
+def test_a_year_the_package_cannot_compute_keeps_nothing_and_says_nothing(recwarn):
+    ph._calendars.cache_clear()
+    ph.shares("IN", 1970)  # India's calendars are computed for 2001-2035 only
+    assert not [w for w in recwarn if "available only" in str(w.message)]

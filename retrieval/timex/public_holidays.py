@@ -18,6 +18,7 @@ The days of "the bank holiday" are those a territory keeps in at least half of i
 from __future__ import annotations
 
 import re
+import warnings
 from collections import defaultdict
 from datetime import date
 from functools import cache
@@ -51,22 +52,33 @@ def _library():
 
 @cache
 def _calendars(territory: str, year: int) -> tuple[dict[str, date], ...]:
-    """Name key -> day, one map per calendar of the territory (its national one first, then each region's)."""
+    """Name key -> day, one map per calendar of the territory (its national one first, then each region's); a
+    calendar the package cannot compute for that year keeps nothing (its warnings, "available only from 2001 to
+    2035", are not passed on)."""
     lib = _library()
     regions = lib.list_supported_countries().get(territory) if lib is not None else None
     if regions is None:
         return ()
-    languages = lib.country_holidays(territory).supported_languages
-    language = "en_US" if "en_US" in languages else None
     out = []
     for region in (None, *regions):
         names: dict[str, date] = {}
-        kept = lib.country_holidays(territory, subdiv=region, years=year, observed=False, language=language)
-        for day, joined in sorted(kept.items()):
+        for day, joined in _kept(lib, territory, region, year):
             for name in _SPLIT.split(joined):
                 names.setdefault(name_key(name), day)
         out.append(names)
     return tuple(out)
+
+
+def _kept(lib, territory: str, region: str | None, year: int) -> list[tuple[date, str]]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            languages = lib.country_holidays(territory).supported_languages
+            kept = lib.country_holidays(territory, subdiv=region, years=year, observed=False,
+                                        language="en_US" if "en_US" in languages else None)
+            return sorted(kept.items())
+    except Exception:  # noqa: BLE001 - a calendar the package cannot compute is one that keeps nothing
+        return []
 
 
 def shares(territory: str, year: int) -> dict[str, dict[date, float]]:
