@@ -110,6 +110,13 @@ def test_a_year_before_a_full_stop_is_read(text, year):
     assert (got and got.start.year) == year
 
 
+@pytest.mark.parametrize("text", ["I've been waiting 20 minutes.", "Three years in a row we won the cup.",
+                                  "We haven't been in touch in a few weeks."])
+def test_words_near_a_length_that_do_not_make_it_one(text):
+    got = read_event_time(text, WED).time
+    assert got is None or got.kind not in ("duration", "fuzzy_length")
+
+
 def test_a_fractional_length_starts_in_the_next_finer_unit():
     got = read_event_time("I've been with my partner for two and a half years.", WED).time
     assert got.granularity == "month" and (WED.year - got.start.year) * 12 + WED.month - got.start.month == 30

@@ -203,6 +203,7 @@ def test_an_open_start_is_readable_in_a_zone_whose_1900_offset_is_local_mean_tim
     ("since Friday", [("2023-10-20", "2023-10-23")]),
     ("since Sunday", [("2023-10-15", "2023-10-23")]),  # said on a Sunday: the Sunday before
     ("since May", [("2023-05-01", "2023-10-23")]),  # a month whose name is also a word, read after "since"
+    ("back in '98", [("1998-01-01", "1999-01-01")]),  # a year written with two digits after an apostrophe
     ("from September 3rd until now", [("2023-09-03", "2023-10-23")]),
     ("on Halloween", [("2022-10-31", "2022-11-01")]),  # the latest one up to today
     ("on Thanksgiving", [("2022-11-24", "2022-11-25")]),  # the fourth Thursday of November

@@ -178,6 +178,10 @@ def test_a_how_long_question_reads_the_row_that_states_a_length():
     ("I've been painting since 2016.", "7 years"),
     ("I've been going to the gym since Monday.", "4 days"),
     ("We've lived in Boston since March.", "3 months"),  # a month whose name is also a word, after "since"
+    ("We've been married eleven years.", "11 years"),  # a length after "been" and a state
+    ("I've been at it going on three years.", "3 years"),
+    ("We're ten years in and still going strong.", "10 years"),
+    ("I've been a teacher since '15.", "8 years"),  # a year written with two digits after an apostrophe
     ("I've been with my partner for two and a half years.", "2.5 years"),
 ])
 def test_how_long_from_a_start_or_a_stretch(text, answer):

@@ -45,9 +45,12 @@ SAME_DAY_KINDS = ("day", "today", "earlier_today", "now")  # phrases that name t
 LENGTH_KINDS = ("duration", "fuzzy_length")  # "for 2 days", "for the past few months": a length, a start only by it
 GRAINS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", "season": "season", "year": "year",
           "hour": "day", "minute": "day", "second": "day", "part_of_day": "day"}
-# A length's words around a duration: "for 4 years", "4 years now", "been vegan for a couple of years"
-_FOR = re.compile(r"\bfor\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+|the\s+(?:last|past)\s+)?$")
-_NOW = re.compile(r"^\s*(?:now|already|and\s+counting|so\s+far)\b")
+# A length's words around a duration: "for 4 years", "going on three years", "been married eleven years" (a state
+# after "been"), "4 years now", "ten years in and still going", "been vegan for a couple of years"
+_ABOUT = r"(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?"
+_FOR = re.compile(rf"\b(?:for\s+{_ABOUT}(?:the\s+(?:last|past)\s+)?|(?:going|coming\s+up)\s+on\s+{_ABOUT}"
+                  rf"|been\s+(?!about\b|around\b|over\b|almost\b|nearly\b|for\b|in\b)[a-z]+\s+{_ABOUT})$")
+_NOW = re.compile(r"^\s*(?:now|already|and\s+counting|so\s+far|in(?=\s*(?:$|[,.!?;:]|and\b|now\b|already\b)))\b")
 _GAP = re.compile(r"\b(?:in|been|for)\s+$")  # "we haven't spoken in a few weeks": a gap, no anchor
 # "it's been 5 years since I moved here": a length up to the day it was said, its start the event after "since"
 _BEEN = re.compile(r"\bbeen\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?$")

@@ -84,11 +84,21 @@ def the_year(m):
     return year_time(int(m[1]))
 
 
+def yy_year(y: int) -> Recurring:
+    """A year written with two digits ("CY23", "'98"): every century's, placed in the century window."""
+    return Recurring(series=S.Yearly(("yy-year", y), lambda yr: cal.unit(
+        datetime(yr, 1, 1), "year") if yr % 100 == y else None, "year"), period="century", kind="year")
+
+
 @G.rule("cy", lit(r"cy\s*(\d{4}|\d{2})(?!\d)"))
 def cy(m):
     y = int(m[1])
-    return year_time(y) if y > 99 else Recurring(series=S.Yearly(("yy-year", y), lambda yr: cal.unit(
-        datetime(yr, 1, 1), "year") if yr % 100 == y else None, "year"), period="century", kind="year")
+    return year_time(y) if y > 99 else yy_year(y)
+
+
+@G.rule("'yy", lit(r"['’](\d{2})(?![\d'’]|\s*s\b)"))
+def apostrophe_year(m):  # "since '15", "back in '98", "summer of '69" ("the '40s" is a decade)
+    return yy_year(int(m[1]))
 
 
 @G.rule("year range", lit(rf"({YEAR4})\s*[-~]\s*({YEAR4})(?![\d:/\-]|\.\d)"))
