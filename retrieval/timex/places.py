@@ -15,6 +15,7 @@ The numeric order of a date (:mod:`retrieval.timex.date_order`) and the days of 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from functools import cache, lru_cache
 from zoneinfo import ZoneInfo
@@ -54,31 +55,8 @@ class OffsetsZone(ZoneInfo):
     every zone with the same offsets (:func:`same_offsets_territories`), not the one its name is in."""
 
 
-@lru_cache(maxsize=256)
-def same_offsets_territories(name: str, year: int) -> tuple[str, ...]:
-    """The territories with a named zone whose UTC offset is zone ``name``'s at noon UTC every day of ``year``,
-    sorted."""
-    days = [datetime(year, 1, 1, 12, tzinfo=timezone.utc) + timedelta(days=i) for i in range(365)]
-    want = [d.astimezone(ZoneInfo(name)).utcoffset() for d in days]
-    quick = range(0, 365, 61)  # a few days first: most zones differ on one of them
-    found = set()
-    for zone_key, territory in zone_territories().items():
-        if territory in found:
-            continue
-        try:
-            zone = ZoneInfo(zone_key)
-        except (KeyError, ValueError, OSError):
-            continue
-        if all(days[i].astimezone(zone).utcoffset() == want[i] for i in quick) and \
-                all(d.astimezone(zone).utcoffset() == w for d, w in zip(days, want)):
-            found.add(territory)
-    return tuple(sorted(found))
-
-
-@lru_cache(maxsize=4096)
-def offset_territories(offset: timedelta, day: date) -> tuple[str, ...]:
-    """The territories with a named zone whose UTC offset on ``day`` (at noon UTC) is ``offset``, sorted."""
-    noon = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc)
+def _territories_where(keeps: Callable[[ZoneInfo], bool]) -> tuple[str, ...]:
+    """The territories with a named zone that ``keeps`` holds for, sorted."""
     found = set()
     for name, territory in zone_territories().items():
         if territory in found:
@@ -87,9 +65,27 @@ def offset_territories(offset: timedelta, day: date) -> tuple[str, ...]:
             zone = ZoneInfo(name)
         except (KeyError, ValueError, OSError):
             continue
-        if noon.astimezone(zone).utcoffset() == offset:
+        if keeps(zone):
             found.add(territory)
     return tuple(sorted(found))
+
+
+@lru_cache(maxsize=256)
+def same_offsets_territories(name: str, year: int) -> tuple[str, ...]:
+    """The territories with a named zone whose UTC offset is zone ``name``'s at noon UTC every day of ``year``,
+    sorted."""
+    days = [datetime(year, 1, 1, 12, tzinfo=timezone.utc) + timedelta(days=i) for i in range(365)]
+    want = [d.astimezone(ZoneInfo(name)).utcoffset() for d in days]
+    quick = range(0, 365, 61)  # a few days first: most zones differ on one of them
+    return _territories_where(lambda zone: all(days[i].astimezone(zone).utcoffset() == want[i] for i in quick)
+                              and all(d.astimezone(zone).utcoffset() == w for d, w in zip(days, want)))
+
+
+@lru_cache(maxsize=4096)
+def offset_territories(offset: timedelta, day: date) -> tuple[str, ...]:
+    """The territories with a named zone whose UTC offset on ``day`` (at noon UTC) is ``offset``, sorted."""
+    noon = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc)
+    return _territories_where(lambda zone: noon.astimezone(zone).utcoffset() == offset)
 
 
 def territories_of(reference: datetime) -> tuple[str, ...]:
