@@ -81,9 +81,10 @@ def _kept(lib, territory: str, region: str | None, year: int) -> list[tuple[date
         return []
 
 
+@cache
 def shares(territory: str, year: int) -> dict[str, dict[date, float]]:
     """Name key -> {day: share}: the part of the territory's calendars that keep the name on that day (the
-    national calendar counting for all)."""
+    national calendar counting for all). Cached: do not change what it returns."""
     calendars = _calendars(territory, year)
     out: dict[str, dict[date, float]] = defaultdict(lambda: defaultdict(float))
     if not calendars:
