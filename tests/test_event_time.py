@@ -101,6 +101,8 @@ def test_lengths_of_our_own(text, duration):
 
 
 @pytest.mark.parametrize("text, year", [
+    ("We moved there back in '98.", 1998),  # a two-digit year after an apostrophe, as "in 1998"
+    ("Remember the block in Game 7 of the '16 Finals?", None),  # alone, a name's part, as a bare year is
     ("I've been practising art since 2016.", 2016),  # a year at the end of a sentence, its full stop after it
     ("We moved to Boston in 2015.", 2015),
     ("It was 2019. Everything changed.", None),  # a bare year is latent: not an event time on its own

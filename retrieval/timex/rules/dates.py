@@ -96,11 +96,6 @@ def cy(m):
     return year_time(y) if y > 99 else yy_year(y)
 
 
-@G.rule("'yy", lit(r"['’](\d{2})(?![\d'’]|\s*s\b)"))
-def apostrophe_year(m):  # "since '15", "back in '98", "summer of '69" ("the '40s" is a decade)
-    return yy_year(int(m[1]))
-
-
 @G.rule("year range", lit(rf"({YEAR4})\s*[-~]\s*({YEAR4})(?![\d:/\-]|\.\d)"))
 def year_range(m):
     return Range(start=year_time(int(m[1])), end=year_time(int(m[2])), kind="span")
@@ -111,10 +106,25 @@ def bare_year(m):
     return year_time(int(m[1]), latent=True)
 
 
-@G.rule("in year", words("in", "during", "of", "for", "throughout", "since", "fiscal", "calendar", "by"),
-        lit(rf"({YEAR4})(?![\d:/\-]|\.\d)"))
+_IN_YEAR = ("in", "during", "of", "for", "throughout", "since", "fiscal", "calendar", "by")
+
+
+@G.rule("in year", words(*_IN_YEAR), lit(rf"({YEAR4})(?![\d:/\-]|\.\d)"))
 def in_year(_, m):
     return year_time(int(m[1]))
+
+
+_YY = r"['’](\d{2})(?![\d'’]|\s*s\b)"  # "'98" ("the '40s" is a decade)
+
+
+@G.rule("'yy", lit(_YY))
+def apostrophe_year(m):  # alone latent, as a bare year is: "the '16 Finals" names a final, not when
+    return yy_year(int(m[1])).but(latent=True)
+
+
+@G.rule("in 'yy", words(*(w for w in _IN_YEAR if w not in ("since", "by"))), lit(_YY))
+def in_apostrophe_year(_, m):  # "back in '98", "class of '05" ("since '15" is a bound, ranges.since)
+    return yy_year(int(m[1]))
 
 
 # what may follow "the 15th" that is a day of the month: the end of its clause, or a word that starts another part of
