@@ -20,11 +20,10 @@ from datetime import date, timedelta
 
 from retrieval.timex import calendar as cal
 from retrieval.timex import series as S
-from retrieval.timex.lexicon import FULL_MONTHS
+from retrieval.timex.lexicon import FULL_MONTHS, WEEKDAYS
 from retrieval.timex.public_holidays import calls_bank_holidays, name_key, named_day, public_days
 from retrieval.timex.values import Recurring
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 YEARS_AROUND = 10  # a place's calendar is asked for the years this close to the reference
 
 
