@@ -191,7 +191,8 @@ def timestamp_problem(text: object, timestamps: str = "strict", tz: tzinfo | Non
 
 # ---- the zone of the calendar ----------------------------------------------------------------------------------
 ZONE_SOURCES = {"given": "the time zone given", "log": "the zone the log's timestamps are written in",
-                "offsets": "the zone whose UTC offsets match every timestamp of the log, which changes offset",
+                "offsets": "the zone whose UTC offsets match every timestamp of the log, which changes offset; "
+                           "holidays and numeric dates as every place with those offsets writes them",
                 "now": "the zone of now", "default": "UTC, as neither a zone, the log nor now gave one"}
 
 
