@@ -91,12 +91,14 @@ def test_names_compose_as_other_days_do():
 
 def test_without_the_package_only_the_conventions_calendar(monkeypatch):
     monkeypatch.setattr(ph, "_library", lambda: None)
-    ph._calendars.cache_clear(), ph.shares.cache_clear()
+    ph._calendars.cache_clear()
+    ph.shares.cache_clear()
     try:
         assert day("any family day plans?", datetime(2025, 2, 14, 20, tzinfo=TORONTO)) is None
         assert day("thanksgiving at my parents", datetime(2025, 9, 14, tzinfo=TORONTO)) == "2025-11-27"
     finally:
-        ph._calendars.cache_clear(), ph.shares.cache_clear()
+        ph._calendars.cache_clear()
+        ph.shares.cache_clear()
 
 
 @pytest.mark.parametrize("name", ["family day", "victoria day", "civic holiday", "islander day", "louis riel day",
@@ -146,6 +148,7 @@ def test_a_zone_known_by_its_offsets_stands_for_every_place_with_them():
 
 
 def test_a_year_the_package_cannot_compute_keeps_nothing_and_says_nothing(recwarn):
-    ph._calendars.cache_clear(), ph.shares.cache_clear()
+    ph._calendars.cache_clear()
+    ph.shares.cache_clear()
     ph.shares("IN", 1970)  # India's calendars are computed for 2001-2035 only
     assert not [w for w in recwarn if "available only" in str(w.message)]

@@ -60,9 +60,10 @@ def _calendars(territory: str, year: int) -> tuple[dict[str, date], ...]:
     if regions is None:
         return ()
     out = []
-    for region in (None, *regions):
+    calendars = [_kept(lib, territory, region, year) for region in (None, *regions)]
+    for kept in calendars:
         names: dict[str, date] = {}
-        for day, joined in _kept(lib, territory, region, year):
+        for day, joined in kept:
             for name in _SPLIT.split(joined):
                 names.setdefault(name_key(name), day)
         out.append(names)
@@ -73,12 +74,17 @@ def _kept(lib, territory: str, region: str | None, year: int) -> list[tuple[date
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            languages = lib.country_holidays(territory).supported_languages
             kept = lib.country_holidays(territory, subdiv=region, years=year, observed=False,
-                                        language="en_US" if "en_US" in languages else None)
+                                        language=_english(lib, territory))
             return sorted(kept.items())
     except Exception:  # noqa: BLE001 - a calendar the package cannot compute is one that keeps nothing
         return []
+
+
+@cache
+def _english(lib, territory: str) -> str | None:
+    """"en_US" where the package names the territory's holidays in it, else None (its own language)."""
+    return "en_US" if "en_US" in lib.country_holidays(territory).supported_languages else None
 
 
 @cache

@@ -240,13 +240,11 @@ def with_conventions(value, conventions: Conventions, reference: datetime | None
     hours = {p: (a, b) for p, a, b in conventions.parts_of_day}
     if conventions.ambiguous_hours == "daytime":
         hours["daytime"] = (7, 19)
-    places = territories_of(reference) if reference is not None and conventions.holiday_calendar == "zone" else ()
-    if places:
-        assert reference is not None
-        year = reference.year
-        return _retune(value, hours, conventions.week_of_month == "sevens",
-                       lambda series: in_places(series, places, year))
-    return _retune(value, hours, conventions.week_of_month == "sevens")
+    holidays = None
+    if reference is not None and conventions.holiday_calendar == "zone":  # the places asked only where a holiday is
+        at = reference
+        holidays = lambda series: in_places(series, territories_of(at), at.year)  # noqa: E731
+    return _retune(value, hours, conventions.week_of_month == "sevens", holidays)
 
 
 def _month_weeks(fine, coarse_grain: str, sevens: bool) -> bool:

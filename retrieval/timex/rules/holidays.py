@@ -138,6 +138,8 @@ def in_places(series: S.Series, places: tuple[str, ...], year: int) -> S.Series:
     the days of each place that names its holidays so (the days all of them agree on, when several may be meant).
     Any other series, and a name none of them keeps, unchanged."""
     near = range(year - YEARS_AROUND, year + YEARS_AROUND + 1)
+    if not places:
+        return series
     if isinstance(series, S.Yearly) and series.key[0] == "holiday":
         key, own = series.key[1], series.span_of
         keepers = [t for t in places if any(named_day(key, y, (t,))[0] for y in (year - 1, year, year + 1))]
