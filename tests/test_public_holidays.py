@@ -117,6 +117,19 @@ def test_shares_count_the_national_calendar_for_all():
     assert 0 < shares["family"][date(2025, 2, 17)] < 0.5  # five of thirteen provinces and territories
 
 
+def test_a_tie_between_places_says_whose_day_was_taken():
+    from retrieval.timex.rules.holidays import holiday_time, in_places
+
+    labour = holiday_time("labour day").series  # the United States' first Monday of September, New Zealand's
+    tied = in_places(labour, ("NZ", "US"), 2025)  # fourth Monday of October: each its national holiday
+    assert next(tied.forward(datetime(2025, 8, 1)))[0].date() == date(2025, 9, 1)  # the conventions' day
+    assert tied.calendar.startswith("as kept in NZ, US; in 2024, 2025, 2026 they keep it on different days")
+    assert tied.calendar.endswith("the conventions' day")
+    assert in_places(labour, ("NZ",), 2025).calendar == "as kept in NZ"  # one place: no tie to speak of
+    family = in_places(holiday_time("family day").series, ("CA",), 2025)
+    assert family.calendar == "as kept in CA"
+
+
 def test_the_reading_says_whose_calendar_it_took():
     said = Context(datetime(2025, 2, 14, tzinfo=hours(-5)), conventions=UTTERANCE)
     (m,) = read("any family day plans?", said).mentions

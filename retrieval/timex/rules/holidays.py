@@ -134,8 +134,9 @@ def holiday_time(text: str) -> Recurring | None:
 def in_places(series: S.Series, places: tuple[str, ...], year: int) -> S.Series:
     """A holiday's series (of :func:`holiday_time`) as the calendars of ``places`` (territory codes) keep it, for
     a text read in ``year``: a name one of them keeps, on the day with the largest share
-    (:func:`~retrieval.timex.public_holidays.named_day`; a tie leaves the conventions' day); "the bank holiday",
-    the days of each place that names its holidays so (the days all of them agree on, when several may be meant).
+    (:func:`~retrieval.timex.public_holidays.named_day`; a tie leaves the conventions' day, and the calendar note
+    says so); "the bank holiday", the days of each place that names its holidays so (the days all of them agree on,
+    when several may be meant).
     Any other series, and a name none of them keeps, unchanged."""
     near = range(year - YEARS_AROUND, year + YEARS_AROUND + 1)
     if not places:
@@ -150,7 +151,12 @@ def in_places(series: S.Series, places: tuple[str, ...], year: int) -> S.Series:
             day = named_day(key, y, places)[1] if y in near else None
             return cal.day_span(day) if day is not None else own(y)
 
-        return S.Yearly((*series.key, places), span_of, series.grain, calendar=_kept_in(keepers))
+        split = [y for y in (year - 1, year, year + 1) if named_day(key, y, places) == (True, None)]
+        calendar = _kept_in(keepers) + (f"; in {', '.join(map(str, split))} they keep it on different days, none "
+                                        "more widely: " + ("the conventions' day"
+                                                                    if own(year) is not None else "no day")
+                                        if split else "")
+        return S.Yearly((*series.key, places), span_of, series.grain, calendar=calendar)
     if isinstance(series, S.YearlyDays) and series.key[0] == "bank holiday":
         _, month, weekday = series.key
 
