@@ -183,6 +183,10 @@ def test_a_how_long_question_reads_the_row_that_states_a_length():
     ("We're ten years in and still going strong.", "10 years"),
     ("I've been a teacher since '15.", "8 years"),  # a year written with two digits after an apostrophe
     ("I've been with my partner for two and a half years.", "2.5 years"),
+    ("ive been running for like two years", "2 years"),  # a length hedged: read as stated
+    ("I've been vegan for the best part of a year.", "1 year"),
+    ("It's been well over a decade since I moved here.", "10 years"),
+    ("I've worked there for just under six months.", "6 months"),
 ])
 def test_how_long_from_a_start_or_a_stretch(text, answer):
     assert answer_from_evidence("how_long", frame_of((text, SAID)), NOW).answer == answer

@@ -46,14 +46,19 @@ LENGTH_KINDS = ("duration", "fuzzy_length")  # "for 2 days", "for the past few m
 GRAINS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", "season": "season", "year": "year",
           "hour": "day", "minute": "day", "second": "day", "part_of_day": "day"}
 # A length's words around a duration: "for 4 years", "going on three years", "been married eleven years" (a state
-# after "been"), "4 years now", "ten years in and still going", "been vegan for a couple of years"
-_ABOUT = r"(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?"
+# after "been"), "4 years now", "ten years in and still going", "been vegan for a couple of years"; the words that
+# hedge a length ("about", "well over", "the best part of", "like") leave it as stated
+_HEDGES = ("about", "around", "over", "almost", "nearly", "roughly", "approximately", "like", "close to",
+           "more than", "less than", "under", "just", "just over", "just under", "well over", "a little over",
+           "a bit over", "the best part of", "the better part of")
+_HEDGE = "|".join(h.replace(" ", r"\s+") for h in sorted(_HEDGES, key=len, reverse=True))
+_ABOUT = rf"(?:(?:{_HEDGE})\s+)?"
 _FOR = re.compile(rf"\b(?:for\s+{_ABOUT}(?:the\s+(?:last|past)\s+)?|(?:going|coming\s+up)\s+on\s+{_ABOUT}"
-                  rf"|been\s+(?!about\b|around\b|over\b|almost\b|nearly\b|for\b|in\b)[a-z]+\s+{_ABOUT})$")
+                  rf"|been\s+(?!(?:{_HEDGE}|for|in)\b)[a-z]+\s+{_ABOUT})$")
 _NOW = re.compile(r"^\s*(?:now|already|and\s+counting|so\s+far|in(?=\s*(?:$|[,.!?;:]|and\b|now\b|already\b)))\b")
 _GAP = re.compile(r"\b(?:in|been|for)\s+$")  # "we haven't spoken in a few weeks": a gap, no anchor
 # "it's been 5 years since I moved here": a length up to the day it was said, its start the event after "since"
-_BEEN = re.compile(r"\bbeen\s+(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?$")
+_BEEN = re.compile(rf"\bbeen\s+{_ABOUT}$")
 _SINCE = re.compile(r"^\s*since\b")
 # a game's score after a verb of scoring ("won 3-1 this morning", "we drew 2-2 on saturday"): no range of hours
 _SCORE = re.compile(r"(?i)\b((?:won|lost|drew|draw|beat|beaten|tied|scored?|finished|ended)"
