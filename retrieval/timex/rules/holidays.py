@@ -151,11 +151,10 @@ def in_places(series: S.Series, places: tuple[str, ...], year: int) -> S.Series:
             day = named_day(key, y, places)[1] if y in near else None
             return cal.day_span(day) if day is not None else own(y)
 
-        split = [y for y in (year - 1, year, year + 1) if named_day(key, y, places) == (True, None)]
-        calendar = _kept_in(keepers) + (f"; in {', '.join(map(str, split))} they keep it on different days, none "
-                                        "more widely: " + ("the conventions' day"
-                                                                    if own(year) is not None else "no day")
-                                        if split else "")
+        calendar = _kept_in(keepers)
+        if split := [y for y in (year - 1, year, year + 1) if named_day(key, y, places) == (True, None)]:
+            taken = "the conventions' day" if own(year) is not None else "no day"
+            calendar += f"; in {', '.join(map(str, split))} they keep it on different days, none more widely: {taken}"
         return S.Yearly((*series.key, places), span_of, series.grain, calendar=calendar)
     if isinstance(series, S.YearlyDays) and series.key[0] == "bank holiday":
         _, month, weekday = series.key
